@@ -1,0 +1,110 @@
+//! Agents: what runs an attempt. The built-in offline baseline, a model behind any
+//! OpenAI-compatible endpoint, or an external command. Each sees only the prepared workspace.
+
+pub mod baseline;
+
+use crate::attempt::{Diagnosis, Exit, TrajectoryRecorder, Usage};
+use crate::incident::EvidenceFile;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+/// What an agent is given: the prepared workspace and what its `.distdebug/` folder holds.
+/// Nothing here points into the incident folder.
+#[derive(Debug, Clone)]
+pub struct AgentInput {
+    pub incident: String,
+    pub attempt: u32,
+    /// The prepared workspace (repository root, with `.distdebug/` inside).
+    pub workspace: PathBuf,
+    pub report: String,
+    /// Evidence files, named by their path relative to the workspace.
+    pub evidence: Vec<EvidenceFile>,
+    /// The attempt's output folder (`results/<config>/<incident>/attempt-<k>/`).
+    pub output_dir: PathBuf,
+}
+
+impl AgentInput {
+    /// Reads the report and evidence from a prepared workspace's `.distdebug/` folder.
+    pub fn from_workspace(
+        workspace: &std::path::Path,
+        attempt: u32,
+        output_dir: PathBuf,
+    ) -> Result<AgentInput, String> {
+        let info = crate::incident::prepare::WorkspaceInfo::load(workspace)?;
+        let read = |rel: &str| {
+            crate::incident::read_text_lossy(&workspace.join(rel))
+                .map_err(|e| format!("{}: cannot read: {e}", workspace.join(rel).display()))
+        };
+        let report = read(&info.report)?;
+        let mut evidence = Vec::new();
+        for rel in &info.evidence {
+            evidence.push(EvidenceFile {
+                name: rel.clone(),
+                text: read(rel)?,
+            });
+        }
+        Ok(AgentInput {
+            incident: info.incident,
+            attempt,
+            workspace: workspace.to_path_buf(),
+            report,
+            evidence,
+            output_dir,
+        })
+    }
+}
+
+/// What an agent hands back. `diagnosis` is `None` when it submitted nothing.
+#[derive(Debug, Clone)]
+pub struct AgentOutput {
+    pub diagnosis: Option<Diagnosis>,
+    pub exit: Exit,
+    pub usage: Usage,
+    pub model: Option<String>,
+    /// Why the attempt failed, when `exit` is `error`.
+    pub error: Option<String>,
+}
+
+/// The agents distdebug can run, chosen by `--agent`.
+#[derive(Debug, Clone)]
+pub enum AgentSpec {
+    Baseline(baseline::BaselineConfig),
+}
+
+impl AgentSpec {
+    /// Builds an agent from its command-line name.
+    pub fn from_name(name: &str) -> Result<AgentSpec, String> {
+        match name {
+            "baseline" | "offline" => Ok(AgentSpec::Baseline(baseline::BaselineConfig::default())),
+            other => Err(format!(
+                "unknown agent {other:?}; expected one of: baseline"
+            )),
+        }
+    }
+
+    /// The name recorded in trajectories and shown in the editor.
+    pub fn name(&self) -> String {
+        match self {
+            AgentSpec::Baseline(_) => "baseline".to_string(),
+        }
+    }
+
+    pub fn model(&self) -> Option<String> {
+        match self {
+            AgentSpec::Baseline(_) => None,
+        }
+    }
+
+    /// Runs one attempt. Steps go to `recorder` as they happen; `cancel` ends the attempt early
+    /// with exit `cancelled`.
+    pub async fn run(
+        &self,
+        input: &AgentInput,
+        recorder: &mut TrajectoryRecorder,
+        cancel: &CancellationToken,
+    ) -> AgentOutput {
+        match self {
+            AgentSpec::Baseline(cfg) => baseline::run(cfg, input, recorder, cancel).await,
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
+//! Every command is a thin front end over library calls.
+
+pub mod demo;
+pub mod incidents;
+pub mod prepare;
+pub mod run;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "distdebug",
+    version,
+    about = "Diagnose distributed-system failures: incidents, agents, scoring and a language server"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--dir D`: where incidents are read from.
+#[derive(Debug, Args, Clone, Default)]
+pub struct IncidentsDirArg {
+    /// The incidents folder (default: $DISTDEBUG_INCIDENTS, else ./incidents)
+    #[arg(long = "dir", value_name = "D")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The whole loop on the bundled incidents with the offline agent: prepare, run, score, print the table
+    Demo(demo::DemoArgs),
+    /// List or validate incidents
+    #[command(subcommand)]
+    Incidents(incidents::IncidentsCommand),
+    /// Make the anonymized workspace of an incident at its buggy revision
+    Prepare(prepare::PrepareArgs),
+    /// Run agent attempts on incidents
+    Run(run::RunArgs),
+}
+
+/// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
+#[derive(Debug)]
+pub struct CliError {
+    pub status: u8,
+    pub messages: Vec<String>,
+}
+
+impl CliError {
+    pub fn bad_input(msg: impl Into<String>) -> CliError {
+        CliError {
+            status: 1,
+            messages: vec![msg.into()],
+        }
+    }
+
+    pub fn usage(msg: impl Into<String>) -> CliError {
+        CliError {
+            status: 2,
+            messages: vec![msg.into()],
+        }
+    }
+}
+
+impl From<String> for CliError {
+    fn from(msg: String) -> CliError {
+        CliError::bad_input(msg)
+    }
+}
+
+pub type CliResult = Result<(), CliError>;
+
+pub fn dispatch(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Demo(a) => demo::run(a),
+        Command::Incidents(c) => incidents::run(c),
+        Command::Prepare(a) => prepare::run(a),
+        Command::Run(a) => run::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            for m in &e.messages {
+                eprintln!("{m}");
+            }
+            ExitCode::from(e.status)
+        }
+    }
+}
+
+/// A multi-threaded tokio runtime for the commands that run agents.
+pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::bad_input(format!("cannot start the async runtime: {e}")))
+}

@@ -1,0 +1,1 @@
+//! The code model: tree-sitter parsing, blocks, outlines and the repository index.

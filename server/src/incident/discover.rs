@@ -1,0 +1,54 @@
+//! Finding incidents: the incidents folder (`--dir`, `$DISTDEBUG_INCIDENTS`, `./incidents`)
+//! and an incident named by id or by path.
+
+use std::path::{Path, PathBuf};
+
+/// The folder that holds the incidents: the flag, else `$DISTDEBUG_INCIDENTS`, else `incidents/`.
+pub fn incidents_dir(flag: Option<&Path>) -> PathBuf {
+    if let Some(d) = flag {
+        return d.to_path_buf();
+    }
+    match std::env::var_os("DISTDEBUG_INCIDENTS") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from("incidents"),
+    }
+}
+
+/// Every incident folder directly under `dir`, sorted by name. Hidden folders are skipped.
+pub fn list_incident_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Resolves `<incident>` as CONTRACT §5 says: a path to an incident folder (one holding
+/// `incident.json`), else an id under `dir`.
+pub fn resolve_incident_dir(arg: &str, dir: &Path) -> Result<PathBuf, String> {
+    let as_path = Path::new(arg);
+    if as_path.join("incident.json").is_file() {
+        return Ok(as_path.to_path_buf());
+    }
+    let under = dir.join(arg);
+    if under.join("incident.json").is_file() {
+        return Ok(under);
+    }
+    if as_path.is_dir() {
+        return Err(format!(
+            "{arg}: not an incident folder (no incident.json inside)"
+        ));
+    }
+    Err(format!(
+        "no incident {arg:?}: neither a folder with incident.json nor an id under {}",
+        dir.display()
+    ))
+}

@@ -1,0 +1,16 @@
+//! distdebug: diagnose distributed-system failures in the editor. The library behind the
+//! `distdebug` command line and language server; arrows point down the list below.
+
+pub mod cli;
+pub mod lsp;
+
+pub mod report;
+pub mod run;
+
+pub mod agent;
+pub mod score;
+
+pub mod attempt;
+pub mod code;
+pub mod incident;
+pub mod util;

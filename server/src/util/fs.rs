@@ -1,0 +1,45 @@
+//! Atomic file writes: a temp file beside the target, flushed, then renamed over it.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` so that readers see either the old file or the whole new one,
+/// never a half-written file. The temp file lives in the same directory so the rename stays
+/// on one filesystem.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".distdebug-tmp-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Serialises `value` as two-space-indented JSON with a trailing newline and writes it atomically.
+pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_whole_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"old").unwrap();
+        write_atomic(&p, b"new contents").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new contents");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "temp files must not be left behind");
+    }
+}

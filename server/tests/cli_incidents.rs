@@ -1,0 +1,99 @@
+//! The `incidents list` / `incidents validate` commands against good and broken incidents.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn distdebug(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
+        .args(args)
+        .current_dir(repo_root())
+        .env_remove("DISTDEBUG_INCIDENTS")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_fixture_incidents_are_valid_and_listed() {
+    let (code, _, err) = distdebug(&["incidents", "validate", "--dir", "tests/fixtures/incidents"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = distdebug(&["incidents", "list", "--dir", "tests/fixtures/incidents"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.lines()
+            .any(|l| l == "tiny-lease\tTinyLease\tpython\tlogic\t1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_bundled_incidents_are_valid() {
+    let (code, _, err) = distdebug(&["incidents", "validate"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Each broken incident has exactly one broken thing; validate reports each of them, one a line.
+#[test]
+fn every_broken_incident_is_reported_with_file_location_and_expectation() {
+    let expected = [
+        ("bad-commit", "incident.json: repository.commit: \"not-a-commit\" is not a 40-hex commit id"),
+        ("bad-json", "incident.json: line 2 column 0: invalid JSON"),
+        ("empty-labels", "labels.json: blocks: is empty"),
+        ("escaping-repo-path", "incident.json: repository.path: "),
+        ("id-mismatch", "incident.json: id: \"some-other-id\" differs from the folder name \"id-mismatch\""),
+        ("label-end-before-start", "labels.json: blocks[0].end_line: 3 is before start_line 13"),
+        ("label-missing-file", "labels.json: blocks[0].path: src/leases.py does not exist"),
+        ("label-past-eof", "labels.json: blocks[0].end_line: 99 is past the end of src/lease.py, which has 24 lines"),
+        ("missing-evidence", "incident.json: evidence[0]: evidence file"),
+        ("missing-labels", "labels.json: missing"),
+        ("unknown-category", "incident.json: category: \"cosmic-rays\" is not a category"),
+        ("wrong-type-tags", "incident.json: tags: expected an array of strings, found a string"),
+    ];
+    let (code, out, err) = distdebug(&["incidents", "validate", "--dir", "tests/broken-incidents"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "errors go to stderr, not stdout: {out}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines.len(),
+        expected.len(),
+        "one error a line, all reported:\n{err}"
+    );
+    for (dir, want) in expected {
+        let prefix = format!("tests/broken-incidents/{dir}/");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&prefix) && l.contains(want)),
+            "missing {dir}: {want}\n{err}"
+        );
+    }
+}
+
+#[test]
+fn validating_one_path_reports_only_that_incident() {
+    let (code, _, err) = distdebug(&[
+        "incidents",
+        "validate",
+        "tests/broken-incidents/label-past-eof",
+        "tests/fixtures/incidents/tiny-lease",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (code, _, _) = distdebug(&["incidents", "frobnicate"]);
+    assert_eq!(code, 2);
+}
