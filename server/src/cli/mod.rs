@@ -1,6 +1,7 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
+pub mod bench;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
@@ -40,6 +41,9 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Benchmarks that print figures (indexing, one offline attempt)
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -79,6 +83,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::Bench(c) => bench::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -59,21 +59,65 @@ fn emit(part: &[char], f: &mut impl FnMut(String)) {
     }
 }
 
-/// The search terms of a text: each word and, for compound identifiers, its parts, lowercase.
-/// One-letter parts and pure numbers are left out.
+/// The search terms of a text: each word's parts and, for compound identifiers, the whole
+/// word, lowercase. One-letter parts and pure numbers are left out.
 pub fn terms(text: &str, mut f: impl FnMut(String)) {
+    let mut buf = String::new();
+    for_each_term(text, &mut buf, |t| f(t.to_string()));
+}
+
+/// Like `terms`, without allocating a string per term: `f` sees each term borrowed from a
+/// reused buffer. This is the inner loop of scoring a whole repository.
+pub fn for_each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
     for_each_word(text, |w| {
+        let b = w.as_bytes();
         let mut parts = 0;
-        split_identifier(w, |p| {
-            parts += 1;
-            if keep_term(&p) {
-                f(p);
+        let mut start = 0;
+        let emit_part = |s: usize, e: usize, buf: &mut String, f: &mut dyn FnMut(&str)| {
+            if e > s {
+                buf.clear();
+                for &c in &b[s..e] {
+                    buf.push(c.to_ascii_lowercase() as char);
+                }
+                if keep_term(buf) {
+                    f(buf);
+                }
             }
-        });
+        };
+        for i in 0..b.len() {
+            let c = b[i];
+            if c == b'_' {
+                if i > start {
+                    parts += 1;
+                }
+                emit_part(start, i, buf, &mut f);
+                start = i + 1;
+            } else if i > start {
+                let prev = b[i - 1];
+                let next_lower = b.get(i + 1).is_some_and(|x| x.is_ascii_lowercase());
+                let boundary = (prev.is_ascii_lowercase() || prev.is_ascii_digit())
+                    && c.is_ascii_uppercase()
+                    || prev.is_ascii_uppercase() && c.is_ascii_uppercase() && next_lower;
+                if boundary {
+                    parts += 1;
+                    emit_part(start, i, buf, &mut f);
+                    start = i;
+                }
+            }
+        }
+        if b.len() > start {
+            parts += 1;
+        }
+        emit_part(start, b.len(), buf, &mut f);
         if parts > 1 {
-            let whole = w.to_ascii_lowercase().replace('_', "");
-            if keep_term(&whole) {
-                f(whole);
+            buf.clear();
+            for &c in b {
+                if c != b'_' {
+                    buf.push(c.to_ascii_lowercase() as char);
+                }
+            }
+            if keep_term(buf) {
+                f(buf);
             }
         }
     });
@@ -131,8 +175,20 @@ mod tests {
     #[test]
     fn terms_keep_whole_compounds_and_drop_numbers() {
         let mut v = Vec::new();
-        terms("grantLease(42) x", |t| v.push(t));
-        assert_eq!(v, ["grant", "lease", "grantlease"]);
+        terms("grantLease(42) x HTTPServer_v2 a_b", |t| v.push(t));
+        assert_eq!(
+            v,
+            [
+                "grant",
+                "lease",
+                "grantlease",
+                "http",
+                "server",
+                "v2",
+                "httpserverv2",
+                "ab"
+            ]
+        );
     }
 
     #[test]

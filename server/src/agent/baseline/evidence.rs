@@ -1,0 +1,263 @@
+//! Templating the evidence: each log line becomes its constant tokens (time, level, thread,
+//! numbers and ids left out), identical templates are counted once, and each keeps where it
+//! was first seen and how severe it looked.
+
+use crate::code::tokens::message_tokens;
+use std::collections::HashMap;
+
+/// Lines longer than this are cut before templating (a 1 MB JSON blob on one line is data).
+const MAX_LINE_CHARS: usize = 2000;
+/// At most this many distinct templates are kept; later new ones are only counted.
+const MAX_TEMPLATES: usize = 100_000;
+/// Of a larger source only the head and the tail are read (a failure shows near the end of a
+/// log; its start says how the system was set up); the middle is skipped and counted.
+const MAX_SOURCE_BYTES: usize = 16 * 1024 * 1024;
+const HEAD_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    pub fn weight(self) -> f64 {
+        match self {
+            Level::Debug => 0.8,
+            Level::Info => 1.0,
+            Level::Warn => 1.3,
+            Level::Error => 1.6,
+        }
+    }
+}
+
+/// One distinct template of the evidence.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub tokens: Vec<String>,
+    /// How many lines had this template.
+    pub count: usize,
+    /// Where it was first seen: source name and 1-based line.
+    pub source: usize,
+    pub line: u32,
+    /// The first line's text, cut, for rationales.
+    pub example: String,
+    pub level: Level,
+    /// From the report rather than an evidence file.
+    pub from_report: bool,
+}
+
+/// The templates of every source, and how many lines they came from.
+#[derive(Debug, Default)]
+pub struct Templates {
+    pub sources: Vec<String>,
+    pub templates: Vec<Template>,
+    pub total_lines: usize,
+    /// Lines whose template was new after the cap was reached.
+    pub dropped_lines: usize,
+    /// Bytes skipped in the middle of very large sources.
+    pub skipped_bytes: usize,
+}
+
+impl Templates {
+    /// Templates the lines of `text` (named `name`) into `self`.
+    pub fn add_source(&mut self, name: &str, text: &str, from_report: bool) {
+        let source = self.sources.len();
+        self.sources.push(name.to_string());
+        let mut seen: HashMap<Vec<String>, usize> = HashMap::new();
+        for t in self.templates.iter().enumerate() {
+            seen.insert(t.1.tokens.clone(), t.0);
+        }
+        let (head, tail, tail_first_line) = head_and_tail(text);
+        self.skipped_bytes += text.len() - head.len() - tail.len();
+        let numbered = head.lines().enumerate().chain(
+            tail.lines()
+                .enumerate()
+                .map(|(i, l)| (i + tail_first_line, l)),
+        );
+        for (i, raw) in numbered {
+            let line = cut(raw.trim(), MAX_LINE_CHARS);
+            if line.is_empty() {
+                continue;
+            }
+            let tokens = message_tokens(line);
+            if tokens.is_empty() {
+                continue;
+            }
+            self.total_lines += 1;
+            let level = level_of(line);
+            match seen.get(&tokens) {
+                Some(&k) => {
+                    let t = &mut self.templates[k];
+                    t.count += 1;
+                    t.level = t.level.max(level);
+                }
+                None if self.templates.len() < MAX_TEMPLATES => {
+                    seen.insert(tokens.clone(), self.templates.len());
+                    self.templates.push(Template {
+                        tokens,
+                        count: 1,
+                        source,
+                        line: i as u32 + 1,
+                        example: cut(line, 160).to_string(),
+                        level,
+                        from_report,
+                    });
+                }
+                None => self.dropped_lines += 1,
+            }
+        }
+    }
+
+    /// Every token of every template, with the templates it occurs in.
+    pub fn inverted(&self) -> HashMap<&str, Vec<u32>> {
+        let mut map: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, t) in self.templates.iter().enumerate() {
+            let mut last: Option<&str> = None;
+            let mut toks: Vec<&str> = t.tokens.iter().map(|s| s.as_str()).collect();
+            toks.sort_unstable();
+            for tok in toks {
+                if last != Some(tok) {
+                    map.entry(tok).or_default().push(i as u32);
+                }
+                last = Some(tok);
+            }
+        }
+        map
+    }
+}
+
+/// A source as (head, tail, 0-based line number of the tail's first line): the whole text
+/// as head when it is small enough.
+pub fn head_and_tail(text: &str) -> (&str, &str, usize) {
+    if text.len() <= MAX_SOURCE_BYTES {
+        return (text, "", 0);
+    }
+    let head_end = line_boundary(text, HEAD_BYTES);
+    let tail_start = line_boundary(text, text.len() - (MAX_SOURCE_BYTES - HEAD_BYTES));
+    let tail_first = memchr::memchr_iter(b'\n', &text.as_bytes()[..tail_start]).count();
+    (&text[..head_end], &text[tail_start..], tail_first)
+}
+
+/// The start of the line at or after byte `at`.
+fn line_boundary(text: &str, at: usize) -> usize {
+    match memchr::memchr(b'\n', &text.as_bytes()[at..]) {
+        Some(i) => at + i + 1,
+        None => text.len(),
+    }
+}
+
+/// The severity a log line shows in its first words (`ERROR`, `W0917`, `[warn]`, `panic:`),
+/// or by naming an exception.
+pub fn level_of(line: &str) -> Level {
+    let mut found: Option<Level> = None;
+    for (i, w) in line
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .enumerate()
+    {
+        if i >= 8 {
+            break;
+        }
+        let up = w.to_ascii_uppercase();
+        let l = match up.as_str() {
+            "ERROR" | "ERR" | "FATAL" | "SEVERE" | "CRITICAL" | "PANIC" | "CRIT" | "EMERG"
+            | "ALERT" => Level::Error,
+            "WARN" | "WARNING" => Level::Warn,
+            "DEBUG" | "TRACE" | "FINE" | "FINER" | "FINEST" => Level::Debug,
+            // glog: E0917 12:00:00.000 …
+            _ if i == 0 && up.len() == 5 && up[1..].bytes().all(|b| b.is_ascii_digit()) => {
+                match up.as_bytes()[0] {
+                    b'E' | b'F' => Level::Error,
+                    b'W' => Level::Warn,
+                    _ => Level::Info,
+                }
+            }
+            _ => continue,
+        };
+        found = Some(found.map_or(l, |f| f.max(l)));
+    }
+    let mut level = found.unwrap_or(Level::Info);
+    if level < Level::Error
+        && (line.contains("Exception") || line.contains("panic:") || line.contains("Traceback"))
+    {
+        level = Level::Error;
+    }
+    level
+}
+
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut e = max;
+    while !s.is_char_boundary(e) {
+        e -= 1;
+    }
+    &s[..e]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_differing_in_values_share_a_template() {
+        let mut t = Templates::default();
+        t.add_source(
+            "server.log",
+            "2026-11-02 10:00:12,443 WARNING server lock held by client-a, refusing client-b\n\n2026-11-02 11:00:12,443 WARNING server lock held by client-a, refusing client-b\n2026-11-02 11:00:13,000 INFO lease granted 42\n",
+            false,
+        );
+        assert_eq!(t.templates.len(), 2);
+        assert_eq!(t.templates[0].count, 2);
+        assert_eq!(t.templates[0].level, Level::Warn);
+        assert_eq!(t.templates[0].line, 1);
+        assert_eq!(t.templates[1].line, 4);
+        assert_eq!(t.total_lines, 3);
+        assert!(t.inverted()["lock"].contains(&0));
+    }
+
+    #[test]
+    fn levels_from_common_log_shapes() {
+        assert_eq!(level_of("E0917 12:00:00.1 raft.go:12] boom"), Level::Error);
+        assert_eq!(level_of("[2024-01-01] [warn] slow disk"), Level::Warn);
+        assert_eq!(level_of("java.lang.NullPointerException: x"), Level::Error);
+        assert_eq!(
+            level_of("{\"level\":\"debug\",\"msg\":\"tick\"}"),
+            Level::Debug
+        );
+        assert_eq!(level_of("all good"), Level::Info);
+    }
+
+    #[test]
+    fn the_middle_of_a_huge_source_is_skipped_and_line_numbers_stay_true() {
+        let mut text = String::new();
+        let mut n = 0;
+        while text.len() < MAX_SOURCE_BYTES + 1024 * 1024 {
+            text.push_str(&format!("INFO tick {n} of the clock\n"));
+            n += 1;
+        }
+        text.push_str("ERROR the very last line\n");
+        let mut t = Templates::default();
+        t.add_source("big.log", &text, false);
+        assert!(t.skipped_bytes > 0);
+        let last = t
+            .templates
+            .iter()
+            .find(|x| x.level == Level::Error)
+            .unwrap();
+        assert_eq!(last.line as usize, n + 1);
+    }
+
+    #[test]
+    fn huge_lines_and_invalid_text_are_cut_not_fatal() {
+        let mut t = Templates::default();
+        let long = format!("ERROR {}", "x".repeat(10_000));
+        t.add_source("a", &format!("{long}\n\u{fffd}\u{fffd}\n"), false);
+        assert_eq!(t.templates.len(), 1);
+        assert!(t.templates[0].example.len() <= 160);
+    }
+}
