@@ -41,9 +41,15 @@ pub struct BaselineConfig {
 impl Default for BaselineConfig {
     fn default() -> BaselineConfig {
         BaselineConfig {
-            max_blocks: 3,
+            max_blocks: std::env::var("DD_MAXB")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(3), // TUNING-HACK
             max_block_lines: 12,
-            min_relative_score: 0.35,
+            min_relative_score: std::env::var("DD_MINREL")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.35), // TUNING-HACK
             index: IndexOptions::default(),
         }
     }
@@ -60,6 +66,17 @@ impl BaselineConfig {
         })
     }
 }
+
+/// Extra weight of a log statement on an error path.
+const ERROR_PATH_BOOST: f64 = 1.25;
+/// Each later stack trace counts this much less than the one before.
+const TRACE_DECAY: f64 = 0.5;
+/// The score of a definition the report names surely (a qualified or called name).
+const NAMED_SCORE: f64 = 0.5;
+/// Extra weight of evidence inside a definition the report names.
+const NAMED_BOOST: f64 = 1.5;
+/// How much a candidate's BM25 (relative to the best) adds to its score.
+const BM25_TIE_BREAK: f64 = 0.5;
 
 /// Why the localizer stopped early.
 enum Stop {
@@ -181,6 +198,11 @@ fn observation(text: String) -> Step {
     Step::new(StepKind::Observation).with_text(text)
 }
 
+/// An observation stamped with the time since the attempt started.
+fn timed(started: &Instant, text: String) -> Step {
+    observation(format!("[{:.2} s] {text}", started.elapsed().as_secs_f64()))
+}
+
 fn read(path: &str, start: u32, end: u32) -> PathRead {
     PathRead {
         path: path.to_string(),
@@ -212,7 +234,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     sink.step(action("index", json!({"root": "."})));
     let index = RepoIndex::build(&input.workspace, &cfg.index).map_err(Stop::Failed)?;
     let literals: usize = index.files.iter().map(|f| f.literals.len()).sum();
-    sink.step(observation(format!(
+    sink.step(timed(&started, format!(
         "indexed {} files ({:.1} MB, {} string literals) in {:.2} s; skipped {} binary, {} too large, {} links out of the workspace",
         index.files.len(),
         index.bytes() as f64 / 1e6,
@@ -226,6 +248,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
 
     // 2. The evidence as templates.
     let mut templates = Templates::default();
+    templates.set_report_times(&input.report);
     let mut read_ev = action(
         "read_evidence",
         json!({"files": input.evidence.iter().map(|e| e.name.clone()).collect::<Vec<_>>()}),
@@ -244,27 +267,30 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         .iter()
         .filter(|t| t.level >= evidence::Level::Warn)
         .count();
-    sink.step(observation(format!(
-        "{} lines in {} distinct templates ({} at warning level or worse){}",
-        templates.total_lines,
-        templates.templates.len(),
-        errors,
-        if templates.dropped_lines > 0 {
-            format!(
-                "; {} lines past the template limit only counted",
-                templates.dropped_lines
-            )
-        } else {
-            String::new()
-        } + &if templates.skipped_bytes > 0 {
-            format!(
-                "; skipped {:.1} MB in the middle of very large files",
-                templates.skipped_bytes as f64 / 1e6
-            )
-        } else {
-            String::new()
-        }
-    )));
+    sink.step(timed(
+        &started,
+        format!(
+            "{} lines in {} distinct templates ({} at warning level or worse){}",
+            templates.total_lines,
+            templates.templates.len(),
+            errors,
+            if templates.dropped_lines > 0 {
+                format!(
+                    "; {} lines past the template limit only counted",
+                    templates.dropped_lines
+                )
+            } else {
+                String::new()
+            } + &if templates.skipped_bytes > 0 {
+                format!(
+                    "; skipped {:.1} MB in the middle of very large files",
+                    templates.skipped_bytes as f64 / 1e6
+                )
+            } else {
+                String::new()
+            }
+        ),
+    ));
     sink.check()?;
 
     // 3. Log lines -> logging and error statements.
@@ -273,7 +299,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         json!({"templates": templates.templates.len()}),
     ));
     let logs = logmatch::search(&index, &templates);
-    let mut obs = observation(format!(
+    let mut obs = timed(&started, format!(
         "{} of {} string literals share words with the evidence, in {} files; parsed them: {} call sites with a message, {} match evidence lines",
         logs.candidate_literals,
         logs.literals,
@@ -360,7 +386,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         .iter()
         .filter(|r| r.0.kind == FrameKind::Stack)
         .count();
-    let mut obs = observation(format!(
+    let mut obs = timed(&started, format!(
         "{} stack frames, {} inside the repository; {} file:line mentions, {} inside the repository",
         n_stack,
         in_repo_stack,
@@ -388,16 +414,19 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     } else {
         bm25::score_files(&index, &query)
     };
-    sink.step(observation(format!(
-        "best files for the report's words: {}",
-        corpus
-            .files
-            .iter()
-            .take(5)
-            .map(|(f, s)| format!("{} ({s:.1})", index.files[*f].path))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )));
+    sink.step(timed(
+        &started,
+        format!(
+            "best files for the report's words: {}",
+            corpus
+                .files
+                .iter()
+                .take(5)
+                .map(|(f, s)| format!("{} ({s:.1})", index.files[*f].path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ));
     sink.check()?;
 
     // 6. Candidates from each kind of evidence.
@@ -406,9 +435,29 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     let max = cfg.max_block_lines;
 
     let top_log = logs.hits.first().map(|h| h.score).unwrap_or(0.0);
+    if std::env::var("DD_DEBUG").is_ok() {
+        // TUNING-HACK
+        for h in logs.hits.iter().take(30) {
+            let t = &templates.templates[h.template];
+            eprintln!(
+                "{:.3} {}:{} lines={} nf={} nt={} lvl={:?} {}",
+                h.score,
+                index.files[h.file].path,
+                h.line,
+                h.lines,
+                t.near_failure,
+                t.near_time,
+                t.level,
+                quote(&t.example, 80)
+            );
+        }
+    }
     for h in logs.hits.iter().take(12) {
         let m = index.model(h.file);
-        let (s, e, what) = related::widen(&m, h.line, max);
+        let (s, e, what) = related::widen_log(&m, h.line, max);
+        // Most catastrophic failures come from the handling of a non-fatal error (Yuan et
+        // al., OSDI'14): a log on an error path weighs more.
+        let error_path = related::in_error_path(&m, &index.files[h.file].text, h.line);
         let t = &templates.templates[h.template];
         let more = if h.lines > 1 {
             format!(", {} lines like it", h.lines)
@@ -424,10 +473,10 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             file: h.file,
             start: s,
             end: e,
-            score: h.score / top_log.max(f64::MIN_POSITIVE),
+            score: h.score / top_log.max(f64::MIN_POSITIVE) * if error_path { ERROR_PATH_BOOST } else { 1.0 },
             source: Source::Log,
             reason: format!(
-                "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words); named with {}",
+                "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
                 quote(&t.example, 90),
                 templates.sources[t.source],
                 t.line,
@@ -437,6 +486,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                 h.line,
                 h.matched,
                 h.total,
+                if error_path { ", on an error path" } else { "" },
                 what
             ),
         });
@@ -444,6 +494,14 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
 
     // Stack frames: the innermost frames inside the repository count most.
     let mut rank_in_trace: HashMap<usize, usize> = HashMap::new();
+    // Traces in the order they appear: the first failure is the one to explain, later ones
+    // are often its consequences (poisoned locks, cascading timeouts).
+    let mut trace_order: Vec<usize> = Vec::new();
+    for (f, _, _) in &resolved {
+        if f.kind == FrameKind::Stack && !trace_order.contains(&f.trace) {
+            trace_order.push(f.trace);
+        }
+    }
     let mut mention_counts: HashMap<(usize, u32), (usize, f64, frames::Frame)> = HashMap::new();
     for (f, file, sure) in &resolved {
         match f.kind {
@@ -452,7 +510,8 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                 if *r >= 4 {
                     continue;
                 }
-                let weight = sure / (1.0 + *r as f64)
+                let order = trace_order.iter().position(|&t| t == f.trace).unwrap_or(0);
+                let weight = sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
                     * if logmatch::is_test_path(&index.files[*file].path) {
                         0.3
                     } else {
@@ -517,19 +576,22 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     }
 
     // Definitions the report names.
-    for id in query.identifiers.iter().take(16) {
-        let name = id.rsplit('.').next().unwrap_or(id);
+    let mut named_regions: Vec<(usize, u32, u32, String, f64)> = Vec::new();
+    for (id, strength) in query.identifiers.iter().take(16) {
+        let name = id.rsplit(['.', ':']).next().unwrap_or(id);
         let defs = related::definitions_named(&index, name, 48);
         if defs.is_empty() || defs.len() > 3 {
             continue;
         }
         for (file, def) in &defs {
+            let d = &index.model(*file).blocks[*def];
+            named_regions.push((*file, d.start_line, d.end_line, id.clone(), *strength));
             if let Some((s, e)) = scorer.best_inside(*file, *def, max) {
                 cands.push(Candidate {
                     file: *file,
                     start: s,
                     end: e,
-                    score: 0.6 / defs.len() as f64,
+                    score: NAMED_SCORE * strength / defs.len() as f64,
                     source: Source::Named,
                     reason: format!(
                         "the report names `{}`; this is the part of it closest to the report's words",
@@ -608,6 +670,24 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         });
     }
     sink.check()?;
+
+    // Evidence inside a definition the report names is worth more.
+    for c in cands.iter_mut() {
+        if c.source == Source::Named {
+            continue;
+        }
+        if let Some((_, _, _, id, strength)) = named_regions
+            .iter()
+            .find(|(f, s, e, _, _)| *f == c.file && *s <= c.start && c.end <= *e)
+        {
+            c.score *= 1.0 + (NAMED_BOOST - 1.0) * strength;
+            c.reason = format!(
+                "{} (inside `{}`, which the report names)",
+                c.reason,
+                quote(id, 60)
+            );
+        }
+    }
 
     // 7. Rank: evidence that converges on a block adds up; BM25 breaks ties.
     let picked = select(cfg, &index, &scorer, cands);
@@ -695,7 +775,7 @@ fn select(
     let max_bm = bm.iter().cloned().fold(0.0, f64::max);
     for (c, b) in cands.iter_mut().zip(bm) {
         if c.source != Source::Bm25 && max_bm > 0.0 {
-            c.score *= 1.0 + 0.25 * b / max_bm;
+            c.score *= 1.0 + BM25_TIE_BREAK * b / max_bm;
         }
     }
     cands.sort_by(|a, b| {

@@ -89,6 +89,13 @@ impl AgentSpec {
         }
     }
 
+    /// The agent's settings, as recorded in `run.json`.
+    pub fn settings(&self) -> serde_json::Value {
+        match self {
+            AgentSpec::Baseline(cfg) => cfg.settings(),
+        }
+    }
+
     pub fn model(&self) -> Option<String> {
         match self {
             AgentSpec::Baseline(_) => None,

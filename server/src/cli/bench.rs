@@ -48,6 +48,9 @@ pub struct AttemptArgs {
     /// Print one JSON object instead of text
     #[arg(long)]
     pub json: bool,
+    /// Also print the steps of the last run (what the agent did, with timings)
+    #[arg(long)]
+    pub steps: bool,
 }
 
 pub fn run(c: BenchCommand) -> CliResult {
@@ -186,6 +189,7 @@ fn attempt(a: AttemptArgs) -> CliResult {
     let mut secs = Vec::new();
     let mut blocks = 0;
     let mut steps = 0;
+    let mut last_steps = Vec::new();
     for _ in 0..runs {
         let mut rec = crate::attempt::TrajectoryRecorder::in_memory();
         let cancel = tokio_util::sync::CancellationToken::new();
@@ -198,6 +202,18 @@ fn attempt(a: AttemptArgs) -> CliResult {
         }
         blocks = out.diagnosis.map(|d| d.blocks.len()).unwrap_or(0);
         steps = rec.steps().len();
+        last_steps = rec.into_steps();
+    }
+    if a.steps {
+        for s in &last_steps {
+            println!(
+                "{:>3} {:<12} {:<22} {}",
+                s.index,
+                format!("{:?}", s.kind).to_lowercase(),
+                s.tool.as_deref().unwrap_or(""),
+                s.text.as_deref().unwrap_or("").lines().next().unwrap_or("")
+            );
+        }
     }
     let s = median(secs);
     if a.json {

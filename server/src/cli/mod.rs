@@ -6,6 +6,7 @@ pub mod demo;
 pub mod incidents;
 pub mod prepare;
 pub mod run;
+mod scoring;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

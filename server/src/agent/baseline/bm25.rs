@@ -3,7 +3,7 @@
 //! on case and `_`; words the report writes as code (`backticks`, camelCase, `snake_case`,
 //! `call()`) weigh double.
 
-use crate::code::tokens::{for_each_term, for_each_word, terms};
+use crate::code::tokens::{for_each_term, terms};
 use crate::code::RepoIndex;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -202,8 +202,9 @@ const STOPWORDS: &[&str] = &[
 pub struct Query {
     /// Term -> weight (occurrences, capped, doubled when written as code).
     pub terms: HashMap<String, f64>,
-    /// Words written as code (`Foo.bar`, `leaseTable`, `grant()`), as written.
-    pub identifiers: Vec<String>,
+    /// Words written as code (`Foo.bar`, `leaseTable`, `grant()`), as written, with how
+    /// surely each names code (0..1).
+    pub identifiers: Vec<(String, f64)>,
 }
 
 impl Query {
@@ -216,7 +217,7 @@ impl Query {
         });
         let identifiers = code_identifiers(report);
         let mut code_terms: Vec<String> = Vec::new();
-        for id in &identifiers {
+        for (id, _) in &identifiers {
             terms(id, |t| code_terms.push(t));
         }
         let terms = counts
@@ -234,50 +235,121 @@ impl Query {
     }
 }
 
-/// Words of the report that are written as code: inside backticks, or shaped like
-/// identifiers (camelCase, `snake_case`, `Type.member`, `call()`).
-pub fn code_identifiers(report: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |w: &str| {
-        let w = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-        if w.len() >= 3 && !out.iter().any(|x| x == w) && out.len() < 64 {
-            out.push(w.to_string());
+/// Words of the report that are written as code, with how surely they name code: a
+/// qualified or called name (`Leader.elect`, `grant()`) 1.0, a camelCase or snake_case word
+/// 0.7 in backticks and 0.5 in prose, a plain word in backticks 0.4. Spans that are values,
+/// commands or file names (`node-1.log`, `--tick 100ms`) are not identifiers.
+pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut push = |w: &str, strength: f64| {
+        if w.len() < 3 || out.len() >= 64 {
+            return;
+        }
+        match out.iter_mut().find(|x| x.0 == w) {
+            Some(x) => x.1 = x.1.max(strength),
+            None => out.push((w.to_string(), strength)),
         }
     };
     for (i, part) in report.split('`').enumerate() {
-        if i % 2 == 1 && part.len() <= 120 {
-            for_each_word(part, |w| {
-                if w.bytes().any(|b| b.is_ascii_alphabetic()) {
-                    push(w)
-                }
-            });
+        if i % 2 == 0 || part.len() > 120 {
+            continue;
         }
+        let span = part.trim();
+        let called = span.ends_with("()");
+        let path = span.trim_end_matches("()");
+        let segments: Vec<&str> = path.split("::").flat_map(|p| p.split('.')).collect();
+        let is_ident = |x: &str| {
+            !x.is_empty()
+                && x.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+                && x.bytes()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        };
+        if !segments.iter().all(|x| is_ident(x)) {
+            continue;
+        }
+        let last = segments.last().copied().unwrap_or("");
+        if segments.len() > 1 && FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let strength = if called || segments.len() > 1 {
+            1.0
+        } else if is_compound(last) {
+            0.7
+        } else {
+            0.4
+        };
+        push(path, strength);
     }
     for raw in report.split_whitespace() {
         let w = raw.trim_matches(|c: char| {
             !c.is_alphanumeric() && c != '_' && c != '.' && c != '(' && c != ')'
         });
+        let w = w.trim_end_matches('.');
         let called = w.ends_with("()");
-        for piece in w.trim_end_matches("()").split('.') {
-            let b = piece.as_bytes();
-            let camel = b
-                .windows(2)
-                .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase());
-            let snake = piece.contains('_')
-                && piece
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_');
-            if (camel || snake || called)
-                && piece
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || c == b'_')
-            {
-                push(piece);
-            }
+        let path = w.trim_end_matches("()");
+        let segments: Vec<&str> = path.split('.').collect();
+        let last = segments.last().copied().unwrap_or("");
+        if !segments
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'))
+        {
+            continue;
+        }
+        if segments.len() > 1 && FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        if called || (segments.len() > 1 && segments.iter().any(|p| is_compound(p))) {
+            push(path, 0.8);
+        } else if segments.len() == 1 && is_compound(last) {
+            push(path, 0.5);
         }
     }
     out
 }
+
+/// camelCase, PascalCase with two humps, or snake_case.
+fn is_compound(w: &str) -> bool {
+    let b = w.as_bytes();
+    let humps = b
+        .windows(2)
+        .filter(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+        .count();
+    let snake = w.trim_matches('_').contains('_');
+    humps >= 1 || snake
+}
+
+/// Extensions that make `name.ext` a file, not `Type.member`.
+const FILE_EXTENSIONS: &[&str] = &[
+    "log",
+    "json",
+    "yaml",
+    "yml",
+    "txt",
+    "md",
+    "xml",
+    "conf",
+    "properties",
+    "toml",
+    "csv",
+    "out",
+    "err",
+    "html",
+    "cfg",
+    "ini",
+    "gz",
+    "zip",
+    "jar",
+    "sh",
+    "py",
+    "go",
+    "rs",
+    "java",
+    "scala",
+    "cc",
+    "cpp",
+    "h",
+];
 
 /// File-level statistics of the query over the whole repository.
 #[derive(Debug, Default)]
@@ -393,9 +465,21 @@ mod tests {
         assert_eq!(q.terms["grant"], 2.0);
         assert_eq!(q.terms["freed"], 1.0);
         assert!(q.terms["lease"] >= 4.0, "{:?}", q.terms);
-        assert!(q.identifiers.contains(&"LeaseTable".to_string()));
-        assert!(q.identifiers.contains(&"grant".to_string()));
-        assert!(q.identifiers.contains(&"leaseExpiry".to_string()));
+        let ids: Vec<_> = q.identifiers.iter().map(|x| (x.0.as_str(), x.1)).collect();
+        assert_eq!(ids, [("LeaseTable.grant", 1.0), ("leaseExpiry", 0.5)]);
+        let ids = code_identifiers(
+            "see `node-1.log`, `--tick 100ms`, `scheduler.log`, `Put`, `onCompleteJoin`, `is_leader()` and GroupCoordinator.onCompleteJoin or snake_name.",
+        );
+        assert_eq!(
+            ids,
+            [
+                ("Put".to_string(), 0.4),
+                ("onCompleteJoin".to_string(), 0.7),
+                ("is_leader".to_string(), 1.0),
+                ("GroupCoordinator.onCompleteJoin".to_string(), 0.8),
+                ("snake_name".to_string(), 0.5)
+            ]
+        );
         assert!(Query::from_report("").is_empty());
     }
 

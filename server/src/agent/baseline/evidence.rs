@@ -47,6 +47,11 @@ pub struct Template {
     pub level: Level,
     /// From the report rather than an evidence file.
     pub from_report: bool,
+    /// Some line of it is stamped within a time the report mentions.
+    pub near_time: bool,
+    /// Some line of it comes just before the first failures of its file (an error, a panic,
+    /// an exception), or carries a value (an id) of one.
+    pub near_failure: bool,
 }
 
 /// The templates of every source, and how many lines they came from.
@@ -59,9 +64,27 @@ pub struct Templates {
     pub dropped_lines: usize,
     /// Bytes skipped in the middle of very large sources.
     pub skipped_bytes: usize,
+    /// Times of day the report mentions: (second of the day, tolerance in seconds).
+    pub report_times: Vec<(u32, u32)>,
 }
 
+/// Lines before a failure that count as leading up to it.
+const BEFORE_FAILURE: usize = 5;
+/// How far back a line sharing a value with a failure still counts.
+const VALUE_WINDOW: usize = 40;
+/// Failures of a file looked at (the first ones: later ones are mostly consequences).
+const FAILURES: usize = 3;
+
 impl Templates {
+    /// Notes the times of day the report mentions (`at 14:02`, `~17:52:31`), so that log lines
+    /// stamped around them stand out.
+    pub fn set_report_times(&mut self, report: &str) {
+        self.report_times = times_in(report)
+            .into_iter()
+            .map(|(t, has_seconds)| if has_seconds { (t, 20) } else { (t + 30, 60) })
+            .collect();
+    }
+
     /// Templates the lines of `text` (named `name`) into `self`.
     pub fn add_source(&mut self, name: &str, text: &str, from_report: bool) {
         let source = self.sources.len();
@@ -77,7 +100,13 @@ impl Templates {
                 .enumerate()
                 .map(|(i, l)| (i + tail_first_line, l)),
         );
-        for (i, raw) in numbered {
+        let all: Vec<(usize, &str)> = numbered.collect();
+        let near_failure = if from_report {
+            vec![false; all.len()]
+        } else {
+            lines_near_failures(&all)
+        };
+        for (k, (i, raw)) in all.into_iter().enumerate() {
             let line = cut(raw.trim(), MAX_LINE_CHARS);
             if line.is_empty() {
                 continue;
@@ -88,11 +117,28 @@ impl Templates {
             }
             self.total_lines += 1;
             let level = level_of(line);
+            let near_time = !from_report
+                && time_of_line(line).is_some_and(|t| {
+                    self.report_times
+                        .iter()
+                        .any(|&(r, tol)| t + tol >= r && t <= r + tol)
+                });
+            let near_fail = near_failure[k];
             match seen.get(&tokens) {
-                Some(&k) => {
-                    let t = &mut self.templates[k];
+                Some(&j) => {
+                    let t = &mut self.templates[j];
                     t.count += 1;
                     t.level = t.level.max(level);
+                    // Rationales quote the occurrence that made the template stand out.
+                    if (near_fail && !t.near_failure)
+                        || (near_time && !t.near_time && !t.near_failure)
+                    {
+                        t.source = source;
+                        t.line = i as u32 + 1;
+                        t.example = cut(line, 160).to_string();
+                    }
+                    t.near_time |= near_time;
+                    t.near_failure |= near_fail;
                 }
                 None if self.templates.len() < MAX_TEMPLATES => {
                     seen.insert(tokens.clone(), self.templates.len());
@@ -104,6 +150,8 @@ impl Templates {
                         example: cut(line, 160).to_string(),
                         level,
                         from_report,
+                        near_time,
+                        near_failure: near_fail,
                     });
                 }
                 None => self.dropped_lines += 1,
@@ -127,6 +175,97 @@ impl Templates {
         }
         map
     }
+}
+
+/// Which of `lines` lead up to the first failures of the file: the few lines before each,
+/// and lines a little earlier that carry one of its values (a session id, a request number).
+fn lines_near_failures(lines: &[(usize, &str)]) -> Vec<bool> {
+    let mut near = vec![false; lines.len()];
+    let failures: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(k, (_, l))| is_failure(l) && (*k == 0 || !is_failure(lines[k - 1].1)))
+        .map(|(k, _)| k)
+        .take(FAILURES)
+        .collect();
+    for &f in &failures {
+        for flag in near
+            .iter_mut()
+            .take(f)
+            .skip(f.saturating_sub(BEFORE_FAILURE))
+        {
+            *flag = true;
+        }
+        let values = values_of(lines[f].1);
+        if values.is_empty() {
+            continue;
+        }
+        for k in f.saturating_sub(VALUE_WINDOW)..f {
+            if values_of(lines[k].1).iter().any(|v| values.contains(v)) {
+                near[k] = true;
+            }
+        }
+    }
+    near
+}
+
+/// A line that reports a failure: error level, an exception, a panic.
+fn is_failure(line: &str) -> bool {
+    level_of(line) == Level::Error
+}
+
+/// The values of a line worth following: long words with digits (ids, hashes, offsets).
+fn values_of(line: &str) -> Vec<&str> {
+    let body = strip_time_prefix(line);
+    body.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() >= 5 && crate::code::tokens::is_variable(w))
+        .collect()
+}
+
+/// The line without a leading timestamp (its digits are no id).
+fn strip_time_prefix(line: &str) -> &str {
+    match time_re().find(line) {
+        Some(m) if m.start() < 40 => &line[m.end()..],
+        _ => line,
+    }
+}
+
+fn time_re() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        // A constant expression: compiling it cannot fail at run time.
+        regex::Regex::new(
+            r"(?:^|[^\d.:])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:[.,]\d+)?)?(?:[^\d:]|$)",
+        )
+        .unwrap_or_else(|e| panic!("time regex: {e}"))
+    })
+}
+
+/// Times of day in `text`: (second of the day, whether seconds were given).
+pub fn times_in(text: &str) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    for c in time_re().captures_iter(text) {
+        let h: u32 = c[1].parse().unwrap_or(0);
+        let m: u32 = c[2].parse().unwrap_or(0);
+        let s = c.get(3).and_then(|x| x.as_str().parse::<u32>().ok());
+        let t = h * 3600 + m * 60 + s.unwrap_or(0);
+        if !out.iter().any(|x: &(u32, bool)| x.0 == t) {
+            out.push((t, s.is_some()));
+        }
+    }
+    out
+}
+
+/// The time of day a log line is stamped with (in its first 40 bytes).
+pub fn time_of_line(line: &str) -> Option<u32> {
+    let c = time_re().captures(line)?;
+    if c.get(0)?.start() > 40 {
+        return None;
+    }
+    let h: u32 = c[1].parse().ok()?;
+    let m: u32 = c[2].parse().ok()?;
+    let s: u32 = c.get(3)?.as_str().parse().ok()?;
+    Some(h * 3600 + m * 60 + s)
 }
 
 /// A source as (head, tail, 0-based line number of the tail's first line): the whole text
@@ -181,7 +320,10 @@ pub fn level_of(line: &str) -> Level {
     }
     let mut level = found.unwrap_or(Level::Info);
     if level < Level::Error
-        && (line.contains("Exception") || line.contains("panic:") || line.contains("Traceback"))
+        && (line.contains("Exception")
+            || line.contains("panic:")
+            || line.contains("panicked at")
+            || line.contains("Traceback"))
     {
         level = Level::Error;
     }
@@ -218,6 +360,45 @@ mod tests {
         assert_eq!(t.templates[1].line, 4);
         assert_eq!(t.total_lines, 3);
         assert!(t.inverted()["lock"].contains(&0));
+    }
+
+    #[test]
+    fn times_in_reports_and_lines() {
+        assert_eq!(
+            times_in("at about 14:02:07 UTC, and again ~17:52; node 10.4.0.11:7946 port 8080"),
+            vec![(14 * 3600 + 2 * 60 + 7, true), (17 * 3600 + 52 * 60, false)]
+        );
+        assert_eq!(
+            time_of_line("2024-09-18 14:10:10.219 [x] INFO y"),
+            Some(51010)
+        );
+        assert_eq!(
+            time_of_line("I1130 07:33:03.120021 27183 metad.cc:128] x"),
+            Some(27183)
+        );
+        assert_eq!(time_of_line("no time here 1:2"), None);
+    }
+
+    #[test]
+    fn lines_before_a_failure_and_sharing_its_values_stand_out() {
+        let mut t = Templates::default();
+        t.set_report_times("It broke at 10:00:30.");
+        t.add_source(
+            "s.log",
+            "09:00:00 INFO started node\n09:00:01 INFO touched session 0x2f1c9a\n09:00:02 INFO tick\n09:00:03 INFO tick\n09:00:04 INFO tick\n09:00:05 INFO tick\n09:00:06 INFO tick\n09:00:07 INFO tick\n10:00:31 ERROR request for session 0x2f1c9a failed\n",
+            false,
+        );
+        let by = |w: &str| {
+            t.templates
+                .iter()
+                .find(|x| x.tokens.contains(&w.to_string()))
+                .unwrap()
+        };
+        assert!(!by("started").near_failure);
+        assert!(by("touched").near_failure, "shares the session id");
+        assert!(by("tick").near_failure, "just before the error");
+        assert!(by("failed").near_time);
+        assert!(!by("started").near_time);
     }
 
     #[test]

@@ -265,16 +265,15 @@ fn cut(s: &str, max: usize) -> String {
     s[..e].to_string()
 }
 
-/// Paths of toolchains and installed libraries: frames there are outside the repository.
+/// Paths of toolchains' own sources: frames there are outside the repository. (Installed
+/// packages are not: `site-packages/<project>/x.py` is the project itself, deployed; a
+/// third-party package simply finds no file of the same path in the repository.)
 fn is_outside(path: &str) -> bool {
     let p = path.replace('\\', "/");
     [
         "/go/src/runtime/",
         "/usr/local/go/",
         "/usr/lib/go",
-        "site-packages/",
-        "dist-packages/",
-        "/usr/lib/python",
         "/rustc/",
         ".cargo/registry/",
         "/usr/include/",
@@ -472,5 +471,13 @@ mod tests {
             vec![(id("kvserver/server.go"), 0.5)]
         );
         assert!(resolve(&idx, &frame("Nope.java", 1, Some("x.Nope"))).is_empty());
+        assert_eq!(
+            resolve(
+                &idx,
+                &frame("/opt/x/lib/python3.11/site-packages/raft/raft.go", 2, None)
+            ),
+            vec![(id("raft/raft.go"), 1.0)],
+            "a deployed copy of the project maps back to it"
+        );
     }
 }

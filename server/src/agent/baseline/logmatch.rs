@@ -7,13 +7,20 @@
 use super::evidence::Templates;
 use super::patterns::{accept, Pattern};
 use crate::code::sites::literal_pieces;
-use crate::code::tokens::message_tokens;
-use crate::code::{Piece, RepoIndex, SiteKind};
+use crate::code::{RepoIndex, SiteKind};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// At most this many files are parsed for their call sites.
 const MAX_FILES: usize = 400;
+/// The idf sum at which a match counts as half sure.
+const MATCH_SATURATION: f64 = 8.0;
+/// Extra weight of a line stamped around a time the report mentions.
+const TIME_BOOST: f64 = 1.0;
+/// Extra weight of a line leading up to a failure (or sharing its ids).
+const FAILURE_BOOST: f64 = 1.5;
+/// The least rarity a message leading up to a failure is given.
+const NEAR_FAILURE_RARITY: f64 = 0.7;
 
 /// A call site whose message was found in the evidence.
 #[derive(Debug, Clone)]
@@ -41,16 +48,30 @@ pub struct LogSearch {
     pub hits: Vec<SiteHit>,
 }
 
-/// Tokens of a literal as the lexer saw it: placeholders and escapes removed.
-fn literal_tokens(text: &str, lang: crate::code::Lang) -> Vec<String> {
-    let quoted = format!("\"{text}\"");
-    let mut out = Vec::new();
-    for p in literal_pieces(&quoted, lang) {
-        if let Piece::Lit(s) = p {
-            out.extend(message_tokens(&s));
+/// The templates a pattern could be accepted against: any accepted template holds at least
+/// one of the pattern's k rarest tokens, k = tokens that may be missing + 1 (pigeonhole).
+fn candidate_templates(pattern: &Pattern, inverted: &HashMap<&str, Vec<u32>>) -> Vec<u32> {
+    let total = pattern.constant_tokens();
+    let mut toks: Vec<&str> = pattern
+        .fragments
+        .iter()
+        .flatten()
+        .map(|s| s.as_str())
+        .collect();
+    toks.sort_unstable();
+    toks.dedup();
+    toks.sort_by_key(|t| inverted.get(t).map_or(0, |v| v.len()));
+    let need = (total * 6).div_ceil(10).max(2);
+    let k = total + 1 - need.min(total);
+    let mut cands: Vec<u32> = Vec::new();
+    for t in toks.iter().take(k) {
+        if let Some(v) = inverted.get(t) {
+            cands.extend_from_slice(v);
         }
     }
-    out
+    cands.sort_unstable();
+    cands.dedup();
+    cands
 }
 
 /// Whether a path looks like test code (tests log and assert the same messages as the code
@@ -97,8 +118,11 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         }
     }
 
-    // 1. Every literal of every file: which share words with the evidence, and how common
-    //    each evidence word is among the repository's literals.
+    let inverted = templates.inverted();
+
+    // 1. Every literal of every file, matched on its own against the templates (a lexical
+    //    stand-in for the statement it belongs to): files with a literal that matches are
+    //    parsed. Along the way, how common each evidence word is among the literals.
     struct FileScan {
         literals: usize,
         candidates: usize,
@@ -118,8 +142,14 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             };
             let mut local: HashMap<u32, u32> = HashMap::new();
             for lit in &f.literals {
-                let toks = literal_tokens(&lit.text, f.lang);
-                let mut uniq: Vec<&str> = toks.iter().map(|t| t.as_str()).collect();
+                let pattern =
+                    Pattern::from_pieces(&literal_pieces(&format!("\"{}\"", lit.text), f.lang));
+                let mut uniq: Vec<&str> = pattern
+                    .fragments
+                    .iter()
+                    .flatten()
+                    .map(|t| t.as_str())
+                    .collect();
                 uniq.sort_unstable();
                 uniq.dedup();
                 let mut hits = 0;
@@ -129,9 +159,22 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
                         *local.entry(v).or_insert(0) += 1;
                     }
                 }
-                if hits >= 2 && hits * 10 >= uniq.len() * 6 {
+                let total = pattern.constant_tokens();
+                if hits < 2 || total < 2 {
+                    continue;
+                }
+                let best = candidate_templates(&pattern, &inverted)
+                    .into_iter()
+                    .map(|t| {
+                        pattern
+                            .matched(&templates.templates[t as usize].tokens)
+                            .len()
+                    })
+                    .filter(|&m| accept(m, total))
+                    .max();
+                if let Some(m) = best {
                     s.candidates += 1;
-                    s.best = s.best.max(hits);
+                    s.best = s.best.max(m);
                 }
             }
             s.df = local.into_iter().collect();
@@ -161,7 +204,6 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         let d = vocab.get(t).map_or(0, |&v| df_by_id[v as usize]) as f64;
         (1.0 + n_lits / (1.0 + d)).ln()
     };
-    let inverted = templates.inverted();
 
     // 2. Match each parsed call site's pattern against the templates that could hold it.
     struct Match {
@@ -181,34 +223,18 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             if total < 2 {
                 continue;
             }
-            // Any accepted template holds at least one of the k rarest tokens (pigeonhole).
-            let mut toks: Vec<&str> = pattern
-                .fragments
-                .iter()
-                .flatten()
-                .map(|s| s.as_str())
-                .collect();
-            toks.sort_unstable();
-            toks.dedup();
-            toks.sort_by_key(|t| inverted.get(t).map_or(0, |v| v.len()));
-            let need = (total * 6).div_ceil(10).max(2);
-            let k = total + 1 - need.min(total);
-            let mut cands: Vec<u32> = Vec::new();
-            for t in toks.iter().take(k) {
-                if let Some(v) = inverted.get(t) {
-                    cands.extend_from_slice(v);
-                }
-            }
-            cands.sort_unstable();
-            cands.dedup();
+            let cands = candidate_templates(&pattern, &inverted);
             for ti in cands {
                 let tpl = &templates.templates[ti as usize];
                 let m = pattern.matched(&tpl.tokens);
                 if !accept(m.len(), total) {
                     continue;
                 }
-                let weight: f64 =
-                    m.iter().map(|t| idf(t)).sum::<f64>() * m.len() as f64 / total as f64;
+                // How sure the match is: rare constant words make it surer, saturating (a
+                // long message is no more relevant than a short one, only as certain).
+                let evidence: f64 = m.iter().map(|t| idf(t)).sum();
+                let weight =
+                    evidence / (evidence + MATCH_SATURATION) * m.len() as f64 / total as f64;
                 matches.push(Match {
                     site: (fid, si),
                     template: ti as usize,
@@ -240,7 +266,13 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         }
         let tpl = &templates.templates[m.template];
         let source_weight = if tpl.from_report { 0.8 } else { 1.0 };
-        let credit = m.weight * tpl.level.weight() * source_weight / ties[&m.template] as f64;
+        // Lines around the time the report names, and lines leading up to the first failures,
+        // are where the story of the incident is told.
+        let focus = 1.0
+            + TIME_BOOST * f64::from(u8::from(tpl.near_time))
+            + FAILURE_BOOST * f64::from(u8::from(tpl.near_failure));
+        let credit =
+            m.weight * tpl.level.weight() * source_weight * focus / ties[&m.template] as f64;
         let model = index.model(m.site.0);
         let site = &model.sites[m.site.1];
         let e = per_site.entry(m.site).or_insert_with(|| SiteHit {
@@ -267,7 +299,12 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         .into_values()
         .map(|mut h| {
             // Rare messages say more than ones repeated all through the logs.
-            let rarity = (1.0 + n_lines / h.lines.max(1) as f64).ln() / (1.0 + n_lines).ln();
+            let mut rarity = (1.0 + n_lines / h.lines.max(1) as f64).ln() / (1.0 + n_lines).ln();
+            // An occurrence tied to the failure tells its story however often the same
+            // message shows elsewhere.
+            if templates.templates[h.template].near_failure {
+                rarity = rarity.max(NEAR_FAILURE_RARITY);
+            }
             let kind = match h.kind {
                 SiteKind::Log | SiteKind::Error => 1.0,
                 SiteKind::Other => 0.6,

@@ -45,6 +45,85 @@ pub fn widen(m: &FileModel, line: u32, max_lines: u32) -> (u32, u32, &'static st
     (line, line, "the line")
 }
 
+/// How many lines before a log statement are named with it: a log reports what the
+/// statements just before it did, and that is where the fault often is.
+pub const LOG_CONTEXT_LINES: u32 = 6;
+
+/// Like `widen`, for a logging or error statement: a statement on its own is named together
+/// with the sibling statements just before it, up to `LOG_CONTEXT_LINES` lines in all.
+pub fn widen_log(m: &FileModel, line: u32, max_lines: u32) -> (u32, u32, &'static str) {
+    let (s, e, what) = widen(m, line, max_lines);
+    if what != "the statement" {
+        return (s, e, what);
+    }
+    let Some(i) = m.innermost(line) else {
+        return (s, e, what);
+    };
+    let parent = m.blocks[i].parent.map(|p| p as usize);
+    let siblings = m.children(parent);
+    let Some(pos) = siblings.iter().position(|&k| k == i) else {
+        return (s, e, what);
+    };
+    let mut start = s;
+    for &k in siblings[..pos].iter().rev() {
+        let b = &m.blocks[k];
+        if e - b.start_line + 1 > LOG_CONTEXT_LINES.min(max_lines) {
+            break;
+        }
+        start = b.start_line;
+    }
+    if start < s {
+        (start, e, "the statements just before it")
+    } else {
+        (s, e, what)
+    }
+}
+
+/// Whether `line` sits in code that handles an error: a catch/except clause, or a branch or
+/// match arm whose header speaks of errors (`if err != nil`, `case Failure(e)`, `Err(e) =>`).
+pub fn in_error_path(m: &FileModel, text: &str, line: u32) -> bool {
+    let Some(mut cur) = m.innermost(line) else {
+        return false;
+    };
+    loop {
+        let b = &m.blocks[cur];
+        if b.kind == BlockKind::Definition {
+            return false;
+        }
+        if matches!(
+            b.node,
+            "catch_clause" | "except_clause" | "except_group_clause"
+        ) {
+            return true;
+        }
+        if matches!(b.kind, BlockKind::Arm | BlockKind::Compound) {
+            let header = text
+                .get(b.start_byte..b.end_byte)
+                .and_then(|t| t.lines().next())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if [
+                "err",
+                "exception",
+                "failure",
+                "fail",
+                "panic",
+                "timeout",
+                "timedout",
+            ]
+            .iter()
+            .any(|w| header.contains(w))
+            {
+                return true;
+            }
+        }
+        match b.parent {
+            Some(p) => cur = p as usize,
+            None => return false,
+        }
+    }
+}
+
 /// Files whose text contains `needle`; `None` when more than `cap` do (too common a name to
 /// follow).
 pub fn files_containing(index: &RepoIndex, needle: &str, cap: usize) -> Option<Vec<usize>> {
@@ -252,6 +331,29 @@ mod tests {
         assert_eq!(widen(&m, 7, 12), (7, 7, "the statement"));
         assert_eq!(widen(&m, 2, 3), (2, 2, "the line"));
         assert_eq!(widen(&m, 99, 3), (99, 99, "line"));
+    }
+
+    #[test]
+    fn a_log_statement_comes_with_the_statements_before_it() {
+        let src = "class A {\n  void expire(S s) {\n    s.setState(CLOSING);\n    sessions.remove(s.id);\n    log.info(\"Expiring {}\", s);\n    s.close();\n  }\n}\n";
+        let m = parse_as(Lang::Java, src);
+        assert_eq!(
+            widen_log(&m, 5, 12),
+            (3, 5, "the statements just before it")
+        );
+        assert_eq!(widen_log(&m, 3, 12), (3, 3, "the statement"));
+    }
+
+    #[test]
+    fn error_paths_are_recognised() {
+        let go = "package a\nfunc f() {\n\tif err := g(); err != nil {\n\t\tlog.Warn(\"x\")\n\t}\n\tlog.Info(\"y\")\n}\n";
+        let m = parse_as(Lang::Go, go);
+        assert!(in_error_path(&m, go, 4));
+        assert!(!in_error_path(&m, go, 6));
+        let java =
+            "class A { void f() { try { g(); } catch (IOException e) { log.warn(\"z\"); } } }\n";
+        let m = parse_as(Lang::Java, java);
+        assert!(in_error_path(&m, java, 1));
     }
 
     #[test]
