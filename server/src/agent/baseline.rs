@@ -67,6 +67,8 @@ impl BaselineConfig {
     }
 }
 
+/// The best log matches that become candidates (the others add nothing but noise).
+const MAX_LOG_CANDIDATES: usize = 40;
 /// Extra weight of a log statement on an error path.
 const ERROR_PATH_BOOST: f64 = 1.25;
 /// Each later stack trace counts this much less than the one before.
@@ -249,6 +251,8 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     // 2. The evidence as templates.
     let mut templates = Templates::default();
     templates.set_report_times(&input.report);
+    let query = Query::from_report(&input.report);
+    templates.set_report_terms(query.terms.keys().cloned());
     let mut read_ev = action(
         "read_evidence",
         json!({"files": input.evidence.iter().map(|e| e.name.clone()).collect::<Vec<_>>()}),
@@ -401,7 +405,6 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     sink.check()?;
 
     // 5. BM25 from the report.
-    let query = Query::from_report(&input.report);
     let mut top_terms: Vec<(&String, &f64)> = query.terms.iter().collect();
     top_terms.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
     sink.step(action(
@@ -452,7 +455,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             );
         }
     }
-    for h in logs.hits.iter().take(12) {
+    for h in logs.hits.iter().take(MAX_LOG_CANDIDATES) {
         let m = index.model(h.file);
         let (s, e, what) = related::widen_log(&m, h.line, max);
         // Most catastrophic failures come from the handling of a non-fatal error (Yuan et
@@ -511,7 +514,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     continue;
                 }
                 let order = trace_order.iter().position(|&t| t == f.trace).unwrap_or(0);
-                let weight = sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
+                let weight = std::env::var("DD_FW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0) /* TUNING-HACK */ * sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
                     * if logmatch::is_test_path(&index.files[*file].path) {
                         0.3
                     } else {

@@ -28,7 +28,7 @@ impl Level {
             Level::Debug => 0.8,
             Level::Info => 1.0,
             Level::Warn => 1.3,
-            Level::Error => 1.6,
+            Level::Error => std::env::var("DD_EW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.6) /* TUNING-HACK */,
         }
     }
 }
@@ -52,6 +52,9 @@ pub struct Template {
     /// Some line of it comes just before the first failures of its file (an error, a panic,
     /// an exception), or carries a value (an id) of one.
     pub near_failure: bool,
+    /// The most distinct report words one of its lines holds, values included (the report's
+    /// `billing-events`, `orders-5` pick out the lines about the same things).
+    pub report_words: usize,
 }
 
 /// The templates of every source, and how many lines they came from.
@@ -66,6 +69,8 @@ pub struct Templates {
     pub skipped_bytes: usize,
     /// Times of day the report mentions: (second of the day, tolerance in seconds).
     pub report_times: Vec<(u32, u32)>,
+    /// The report's search terms.
+    pub report_terms: std::collections::HashSet<String>,
 }
 
 /// Lines before a failure that count as leading up to it.
@@ -83,6 +88,11 @@ impl Templates {
             .into_iter()
             .map(|(t, has_seconds)| if has_seconds { (t, 20) } else { (t + 30, 60) })
             .collect();
+    }
+
+    /// Notes the report's words, so that log lines about the same things stand out.
+    pub fn set_report_terms(&mut self, terms: impl IntoIterator<Item = String>) {
+        self.report_terms = terms.into_iter().collect();
     }
 
     /// Templates the lines of `text` (named `name`) into `self`.
@@ -124,6 +134,17 @@ impl Templates {
                         .any(|&(r, tol)| t + tol >= r && t <= r + tol)
                 });
             let near_fail = near_failure[k];
+            let words = if from_report || self.report_terms.is_empty() {
+                0
+            } else {
+                let mut found: Vec<String> = Vec::new();
+                crate::code::tokens::terms(strip_time_prefix(line), |t| {
+                    if self.report_terms.contains(&t) && !found.contains(&t) {
+                        found.push(t);
+                    }
+                });
+                found.len()
+            };
             match seen.get(&tokens) {
                 Some(&j) => {
                     let t = &mut self.templates[j];
@@ -139,6 +160,7 @@ impl Templates {
                     }
                     t.near_time |= near_time;
                     t.near_failure |= near_fail;
+                    t.report_words = t.report_words.max(words);
                 }
                 None if self.templates.len() < MAX_TEMPLATES => {
                     seen.insert(tokens.clone(), self.templates.len());
@@ -152,6 +174,7 @@ impl Templates {
                         from_report,
                         near_time,
                         near_failure: near_fail,
+                        report_words: words,
                     });
                 }
                 None => self.dropped_lines += 1,

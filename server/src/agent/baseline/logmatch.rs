@@ -19,6 +19,9 @@ const MATCH_SATURATION: f64 = 8.0;
 const TIME_BOOST: f64 = 1.0;
 /// Extra weight of a line leading up to a failure (or sharing its ids).
 const FAILURE_BOOST: f64 = 1.5;
+/// Extra weight of a line that holds the report's words (values included), at the cap.
+const REPORT_WORDS_BOOST: f64 = 1.0;
+const REPORT_WORDS_CAP: usize = 4;
 /// The least rarity a message leading up to a failure is given.
 const NEAR_FAILURE_RARITY: f64 = 0.7;
 
@@ -270,9 +273,11 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         // are where the story of the incident is told.
         let focus = 1.0
             + TIME_BOOST * f64::from(u8::from(tpl.near_time))
-            + FAILURE_BOOST * f64::from(u8::from(tpl.near_failure));
-        let credit =
-            m.weight * tpl.level.weight() * source_weight * focus / ties[&m.template] as f64;
+            + std::env::var("DD_FB").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(FAILURE_BOOST) /* TUNING-HACK */ * f64::from(u8::from(tpl.near_failure));
+        let about = 1.0 + REPORT_WORDS_BOOST * tpl.report_words.min(REPORT_WORDS_CAP) as f64
+            / REPORT_WORDS_CAP as f64;
+        let credit = m.weight * tpl.level.weight() * source_weight * focus * about
+            / ties[&m.template] as f64;
         let model = index.model(m.site.0);
         let site = &model.sites[m.site.1];
         let e = per_site.entry(m.site).or_insert_with(|| SiteHit {
