@@ -2,6 +2,12 @@
 //! OpenAI-compatible endpoint, or an external command. Each sees only the prepared workspace.
 
 pub mod baseline;
+pub mod external;
+pub mod llm;
+pub mod mini_swe;
+pub mod options;
+pub mod sandbox;
+pub mod tools;
 
 use crate::attempt::{Diagnosis, Exit, TrajectoryRecorder, Usage};
 use crate::incident::EvidenceFile;
@@ -69,15 +75,31 @@ pub struct AgentOutput {
 #[derive(Debug, Clone)]
 pub enum AgentSpec {
     Baseline(baseline::BaselineConfig),
+    /// A model behind an OpenAI-compatible endpoint (`--agent llm`).
+    Llm(llm::LlmConfig),
+    /// Any command (`--agent command`).
+    External(external::ExternalConfig),
 }
 
 impl AgentSpec {
-    /// Builds an agent from its command-line name.
+    /// Builds an agent from its command-line name with the settings of `./distdebug.toml`
+    /// and the environment (see `options` for flags on top).
     pub fn from_name(name: &str) -> Result<AgentSpec, String> {
+        let opts = options::AgentOptions {
+            config: crate::config::Config::load(None)?,
+            ..Default::default()
+        };
+        AgentSpec::build(name, &opts)
+    }
+
+    /// Builds an agent from its name and the resolved flags, config file and environment.
+    pub fn build(name: &str, opts: &options::AgentOptions) -> Result<AgentSpec, String> {
         match name {
             "baseline" | "offline" => Ok(AgentSpec::Baseline(baseline::BaselineConfig::default())),
+            "llm" => Ok(AgentSpec::Llm(opts.llm_config(&options::process_env)?)),
+            "command" | "external" => Ok(AgentSpec::External(opts.external_config()?)),
             other => Err(format!(
-                "unknown agent {other:?}; expected one of: baseline"
+                "unknown agent {other:?}; expected one of: baseline, llm, command"
             )),
         }
     }
@@ -86,12 +108,16 @@ impl AgentSpec {
     pub fn name(&self) -> String {
         match self {
             AgentSpec::Baseline(_) => "baseline".to_string(),
+            AgentSpec::Llm(_) => "llm".to_string(),
+            AgentSpec::External(c) => c.name.clone(),
         }
     }
 
     pub fn model(&self) -> Option<String> {
         match self {
             AgentSpec::Baseline(_) => None,
+            AgentSpec::Llm(c) => Some(c.model.clone()),
+            AgentSpec::External(c) => c.model.clone(),
         }
     }
 
@@ -105,6 +131,8 @@ impl AgentSpec {
     ) -> AgentOutput {
         match self {
             AgentSpec::Baseline(cfg) => baseline::run(cfg, input, recorder, cancel).await,
+            AgentSpec::Llm(cfg) => llm::run(cfg, input, recorder, cancel).await,
+            AgentSpec::External(cfg) => external::run(cfg, input, recorder, cancel).await,
         }
     }
 }
