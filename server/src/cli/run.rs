@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The agent: baseline (offline)
+    /// The agent: baseline (offline), llm (an OpenAI-compatible endpoint) or command (an external agent)
     #[arg(long, default_value = "baseline")]
     pub agent: String,
     /// Incident ids or folders
@@ -31,14 +31,19 @@ pub struct RunArgs {
     pub offline: bool,
     #[command(flatten)]
     pub dir: IncidentsDirArg,
+    #[command(flatten)]
+    pub agent_args: super::agent_args::AgentArgs,
 }
 
 pub fn run(a: RunArgs) -> CliResult {
     if a.all != a.incidents.is_empty() {
         return Err(CliError::usage("give either --incident <id>... or --all"));
     }
-    let spec = AgentSpec::from_name(&a.agent).map_err(CliError::usage)?;
     let root = incident::incidents_dir(a.dir.dir.as_deref());
+    let spec: AgentSpec = a
+        .agent_args
+        .build(&a.agent, &root)
+        .map_err(CliError::usage)?;
     let dirs: Vec<PathBuf> = if a.all {
         incident::list_incident_dirs(&root).map_err(|e| {
             CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
