@@ -58,6 +58,13 @@ pub fn run(a: RunArgs) -> CliResult {
     let workspaces = tempfile::tempdir()
         .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
     let cancel = tokio_util::sync::CancellationToken::new();
+    // Ctrl-C cancels the attempts, so agents and their children are ended, not orphaned.
+    let on_interrupt = cancel.clone();
+    rt.spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
     let mut failures = Vec::new();
     for d in dirs {
         let inc = Incident::load(&d).map_err(|p| p.to_string())?;
@@ -78,11 +85,12 @@ pub fn run(a: RunArgs) -> CliResult {
                 &spec, &ws, &a.out, k, None, &cancel,
             )) {
                 Ok(s) => eprintln!(
-                    "{} attempt {}: {} ({} blocks)",
+                    "{} attempt {}: {} ({} blocks){}",
                     s.incident,
                     s.attempt,
                     s.exit.as_str(),
-                    s.blocks
+                    s.blocks,
+                    s.error.map(|e| format!(": {e}")).unwrap_or_default()
                 ),
                 Err(e) => failures.push(e),
             }
