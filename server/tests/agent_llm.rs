@@ -7,7 +7,6 @@ mod support;
 use distdebug::agent::llm::{ApiKey, LlmConfig, ToolMode};
 use distdebug::agent::AgentSpec;
 use distdebug::attempt::{Diagnosis, Exit, StepKind, Trajectory};
-use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 use support::*;
@@ -340,4 +339,56 @@ async fn cancelling_ends_a_waiting_attempt() {
     let (t, d, _) = run(cfg, &ws, &dir.path().join("results/cancel"), &cancel).await;
     assert_eq!(t.exit, Exit::Cancelled);
     assert!(d.is_none());
+}
+
+#[tokio::test]
+async fn tools_run_in_the_sandbox_where_hidden_files_do_not_exist() {
+    if distdebug::agent::sandbox::bwrap().is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "bubblewrap must be installed on CI"
+        );
+        eprintln!("skipping: bubblewrap (bwrap) is not installed");
+        return;
+    }
+    let dir = scratch();
+    let (inc, ws) = incident_and_workspace(dir.path());
+    // A link planted in the workspace towards the labels: path checks alone would say
+    // "leads outside"; in the sandbox the labels are simply not there.
+    std::os::unix::fs::symlink(
+        inc.join("labels.json").canonicalize().unwrap(),
+        ws.join("peek.json"),
+    )
+    .unwrap();
+    let stub = start_stub(vec![
+        tool_call("a", "read", r#"{"path": "peek.json"}"#, 10, 1),
+        tool_call(
+            "b",
+            "read",
+            r#"{"path": "src/lease.py", "start_line": 15, "end_line": 15}"#,
+            10,
+            1,
+        ),
+        tool_call("c", "submit", r#"{"summary": "s", "blocks": []}"#, 10, 1),
+    ])
+    .await;
+    let mut cfg = fast_config(&stub.base_url);
+    cfg.tools = distdebug::agent::tools::ToolRunner::Sandboxed {
+        exe: env!("CARGO_BIN_EXE_distdebug").into(),
+        hide: vec![dir.path().join("incidents")],
+    };
+    let (t, _, err) = run(
+        cfg,
+        &ws,
+        &dir.path().join("results/sandboxed"),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(t.exit, Exit::Submitted, "{err}");
+    let texts: Vec<&str> = t.steps.iter().filter_map(|s| s.text.as_deref()).collect();
+    assert!(texts[0].contains("peek.json: no such file"), "{texts:?}");
+    assert!(
+        texts[1].contains("expiry = now + self.ttl * 1000"),
+        "{texts:?}"
+    );
 }

@@ -149,17 +149,15 @@ async fn run_inner(
 
     let mut cmd = if cfg.sandbox.enabled {
         let Some(bwrap) = sandbox::bwrap() else {
-            let msg = "bubblewrap (bwrap) is not installed or cannot run here, so agents cannot be \
-                       sandboxed; install it (apt-get install bubblewrap) or pass --no-sandbox to run them unconfined";
-            sandbox::warn_once(msg);
-            return Err(msg.to_string());
+            sandbox::warn_once(super::options::NO_BWRAP);
+            return Err(super::options::NO_BWRAP.to_string());
         };
         let mut hide = sandbox::default_hidden(&input.output_dir);
         hide.extend(cfg.sandbox.hide.iter().cloned());
         let mounts = Mounts {
             workspace: workspace.clone(),
             workspace_writable: cfg.writable_copy,
-            output: out_dir.clone(),
+            output: Some(out_dir.clone()),
             hide,
             expose: cfg.sandbox.expose.clone(),
             network: cfg.sandbox.network,

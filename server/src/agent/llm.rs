@@ -3,7 +3,7 @@
 //! read-only tools and submits the causal blocks. Budgets bound it, transient endpoint
 //! failures are retried, malformed replies are fed back, and every step is recorded live.
 
-use super::tools::{self, ToolOutput, Toolbox};
+use super::tools::{self, ToolOutput, ToolRunner, Toolbox};
 use super::{AgentInput, AgentOutput};
 use crate::attempt::{Diagnosis, Exit, Step, StepKind, TrajectoryRecorder, Usage};
 use crate::config::Price;
@@ -86,6 +86,8 @@ pub struct LlmConfig {
     pub max_reply_tokens: Option<u32>,
     pub budget: Budget,
     pub price: Price,
+    /// Where the tools run (sandboxed unless the user passed `--no-sandbox`).
+    pub tools: ToolRunner,
 }
 
 impl LlmConfig {
@@ -105,6 +107,7 @@ impl LlmConfig {
             max_reply_tokens: None,
             budget: Budget::default(),
             price: Price::default(),
+            tools: ToolRunner::InProcess,
         }
     }
 
@@ -188,6 +191,7 @@ struct Session<'a> {
     steps: u32,
     format_errors: u32,
     incident: String,
+    output_dir: std::path::PathBuf,
 }
 
 /// Runs the model agent on one attempt.
@@ -232,6 +236,7 @@ pub async fn run(
         steps: 0,
         format_errors: 0,
         incident: input.incident.clone(),
+        output_dir: input.output_dir.clone(),
     };
     let outcome = tokio::select! {
         _ = cancel.cancelled() => Outcome::Cancelled,
@@ -469,14 +474,21 @@ impl Session<'_> {
     async fn run_tool(&self, tool: &str, args: &Value) -> ToolOutput {
         let toolbox = self.toolbox.clone();
         let (tool, args) = (tool.to_string(), args.clone());
+        let runner = self.cfg.tools.clone();
+        let output_dir = self.output_dir.clone();
         // Searches walk whole repositories: keep them off the async workers.
-        tokio::task::spawn_blocking(move || toolbox.run(&tool, &args))
-            .await
-            .unwrap_or_else(|e| ToolOutput {
-                text: format!("the tool failed: {e}"),
-                paths_read: Vec::new(),
-                is_error: true,
-            })
+        tokio::task::spawn_blocking(move || match runner {
+            ToolRunner::InProcess => toolbox.run(&tool, &args),
+            ToolRunner::Sandboxed { exe, hide } => {
+                tools::run_sandboxed(&exe, &hide, toolbox.root(), &output_dir, &tool, &args)
+            }
+        })
+        .await
+        .unwrap_or_else(|e| ToolOutput {
+            text: format!("the tool failed: {e}"),
+            paths_read: Vec::new(),
+            is_error: true,
+        })
     }
 
     fn push_assistant(&mut self, reply: &Reply) {

@@ -5,6 +5,7 @@
 use super::external::{ExternalConfig, TrajectoryFormat};
 use super::llm::{ApiKey, Budget, LlmConfig, ToolMode};
 use super::sandbox::{Network, SandboxPolicy};
+use super::tools::ToolRunner;
 use crate::config::{CommandLine, Config};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +13,15 @@ use std::time::Duration;
 /// The endpoint used when neither a flag, the config nor `OPENAI_BASE_URL` names one (the
 /// same default as OpenAI's own clients).
 pub const DEFAULT_ENDPOINT: &str = "https://api.openai.com/v1";
+
+/// Said when a sandbox is wanted and bubblewrap cannot give one.
+pub const NO_BWRAP: &str =
+    "bubblewrap (bwrap) is not installed or cannot run here, so agents cannot be \
+sandboxed; install it (apt-get install bubblewrap) or pass --no-sandbox to run them unconfined";
+/// Said once when agents run without a sandbox.
+pub const UNCONFINED: &str =
+    "running agents without a sandbox (--no-sandbox): an external agent can \
+read anything this user can, and only path checks keep the model agent's tools in the workspace";
 
 /// Flags given on the command line (or by the language server), and the loaded config file.
 #[derive(Debug, Clone, Default)]
@@ -100,6 +110,20 @@ impl AgentOptions {
         cfg.max_reply_tokens = c.max_reply_tokens;
         cfg.budget = self.budget()?;
         cfg.price = self.config.price_of(&model);
+        if self.sandbox_enabled() {
+            if super::sandbox::bwrap().is_none() {
+                return Err(NO_BWRAP.to_string());
+            }
+            let exe = std::env::current_exe().map_err(|e| {
+                format!("cannot find the distdebug executable to sandbox the tools: {e}")
+            })?;
+            cfg.tools = ToolRunner::Sandboxed {
+                exe,
+                hide: self.hidden(),
+            };
+        } else {
+            super::sandbox::warn_once(UNCONFINED);
+        }
         Ok(cfg)
     }
 
@@ -118,6 +142,18 @@ impl AgentOptions {
             budget.max_wall = Some(secs("the wall-time budget", s)?);
         }
         Ok(budget)
+    }
+
+    fn sandbox_enabled(&self) -> bool {
+        !self.no_sandbox && self.config.sandbox.enabled.unwrap_or(true)
+    }
+
+    fn hidden(&self) -> Vec<PathBuf> {
+        self.hide
+            .iter()
+            .chain(&self.config.sandbox.hide)
+            .cloned()
+            .collect()
     }
 
     /// An external agent's settings.
@@ -164,14 +200,14 @@ impl AgentOptions {
         }
         let s = &self.config.sandbox;
         cfg.sandbox = SandboxPolicy {
-            enabled: !self.no_sandbox && s.enabled.unwrap_or(true),
+            enabled: self.sandbox_enabled(),
             network: Network::parse(
                 self.network
                     .as_deref()
                     .or(x.network.as_deref())
                     .unwrap_or("none"),
             )?,
-            hide: self.hide.iter().chain(&s.hide).cloned().collect(),
+            hide: self.hidden(),
             expose: s.expose.clone(),
         };
         Ok(cfg)
@@ -200,8 +236,12 @@ mod tests {
             ("OPENAI_API_KEY", "sk-env"),
             ("OTHER_KEY", "sk-other"),
         ]);
-        let mut o = AgentOptions::default();
+        let mut o = AgentOptions {
+            no_sandbox: true,
+            ..Default::default()
+        };
         let c = o.llm_config(&env).unwrap();
+        assert_eq!(c.tools, ToolRunner::InProcess);
         assert_eq!(c.endpoint, "http://env:1/v1/chat/completions");
         assert_eq!(c.model, "env-model");
         assert_eq!(c.api_key, Some(ApiKey::new("sk-env".into())));
@@ -235,7 +275,10 @@ mod tests {
 
     #[test]
     fn a_missing_model_or_command_is_a_clear_error() {
-        let o = AgentOptions::default();
+        let o = AgentOptions {
+            no_sandbox: true,
+            ..Default::default()
+        };
         let err = o.llm_config(&|_| None).unwrap_err();
         assert!(
             err.contains("--model") && err.contains("DISTDEBUG_MODEL"),
@@ -243,6 +286,25 @@ mod tests {
         );
         let err = o.external_config().unwrap_err();
         assert!(err.contains("--agent-command"), "{err}");
+    }
+
+    #[test]
+    fn the_model_agent_tools_are_sandboxed_unless_asked_not_to() {
+        let o = AgentOptions {
+            model: Some("m".into()),
+            hide: vec![PathBuf::from("/incidents")],
+            ..Default::default()
+        };
+        match (super::super::sandbox::bwrap(), o.llm_config(&|_| None)) {
+            (Some(_), Ok(c)) => match c.tools {
+                ToolRunner::Sandboxed { hide, .. } => {
+                    assert_eq!(hide, vec![PathBuf::from("/incidents")])
+                }
+                other => panic!("expected sandboxed tools, got {other:?}"),
+            },
+            (None, Err(e)) => assert!(e.contains("--no-sandbox"), "{e}"),
+            (b, c) => panic!("bwrap {b:?} but config {c:?}"),
+        }
     }
 
     #[test]

@@ -98,7 +98,8 @@ pub fn warn_once(message: &str) {
 pub struct Mounts {
     pub workspace: PathBuf,
     pub workspace_writable: bool,
-    pub output: PathBuf,
+    /// The one writable folder (none for the model agent's read-only tools).
+    pub output: Option<PathBuf>,
     pub hide: Vec<PathBuf>,
     pub expose: Vec<PathBuf>,
     pub network: Network,
@@ -134,7 +135,6 @@ pub fn bwrap_args(m: &Mounts) -> Result<Vec<String>, String> {
             .map_err(|e| format!("{}: cannot be mounted in the sandbox: {e}", p.display()))
     };
     let workspace = abs(&m.workspace)?;
-    let output = abs(&m.output)?;
     let mut a: Vec<String> = [
         "--ro-bind",
         "/",
@@ -172,7 +172,10 @@ pub fn bwrap_args(m: &Mounts) -> Result<Vec<String>, String> {
         "--ro-bind"
     };
     a.extend([ws_flag.into(), workspace.clone(), workspace.clone()]);
-    a.extend(["--bind".into(), output.clone(), output]);
+    if let Some(out) = &m.output {
+        let out = abs(out)?;
+        a.extend(["--bind".into(), out.clone(), out]);
+    }
     a.extend(
         [
             "--unshare-pid",
@@ -210,7 +213,7 @@ mod tests {
         let args = bwrap_args(&Mounts {
             workspace: ws.clone(),
             workspace_writable: false,
-            output: out.clone(),
+            output: Some(out.clone()),
             hide,
             expose: vec![],
             network: Network::None,

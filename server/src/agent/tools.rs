@@ -25,7 +25,7 @@ const SEARCH_FILE_MAX_BYTES: u64 = 2 * 1024 * 1024;
 const LINE_MAX_CHARS: usize = 240;
 
 /// The result of one tool call: the text the model sees and what it read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolOutput {
     pub text: String,
     pub paths_read: Vec<PathRead>,
@@ -88,6 +88,101 @@ pub fn tool_specs() -> Value {
                 "required": ["path", "start_line", "end_line"]}}},
             "required": ["summary", "blocks"]})),
     ])
+}
+
+/// Where the read-only tools run: in this process (confined by path checks alone), or each
+/// call in a fresh `distdebug agent-tool` process under bubblewrap, which sees the workspace
+/// read-only and none of the hidden paths, with no network.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolRunner {
+    InProcess,
+    Sandboxed {
+        /// The `distdebug` executable that serves one call.
+        exe: PathBuf,
+        /// Paths to hide besides those every sandbox hides.
+        hide: Vec<PathBuf>,
+    },
+}
+
+/// One call as `distdebug agent-tool` reads it on stdin.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ToolRequest {
+    pub workspace: PathBuf,
+    pub tool: String,
+    pub args: Value,
+}
+
+/// Serves one `ToolRequest` (the body of `distdebug agent-tool`).
+pub fn serve(request: &str) -> ToolOutput {
+    match serde_json::from_str::<ToolRequest>(request) {
+        Ok(r) => match Toolbox::new(&r.workspace) {
+            Ok(tb) => tb.run(&r.tool, &r.args),
+            Err(e) => ToolOutput::error(e),
+        },
+        Err(e) => ToolOutput::error(format!("agent-tool: not a tool request: {e}")),
+    }
+}
+
+/// Runs one call in a sandboxed `distdebug agent-tool` process. `output` is the attempt's
+/// folder, whose configuration's results are hidden too.
+pub fn run_sandboxed(
+    exe: &Path,
+    hide: &[PathBuf],
+    workspace: &Path,
+    output: &Path,
+    tool: &str,
+    args: &Value,
+) -> ToolOutput {
+    use std::io::Write;
+    let Some(bwrap) = super::sandbox::bwrap() else {
+        return ToolOutput::error("bubblewrap (bwrap) is not available to sandbox the tools");
+    };
+    let mut all_hidden = super::sandbox::default_hidden(output);
+    all_hidden.extend(hide.iter().cloned());
+    let mounts = super::sandbox::Mounts {
+        workspace: workspace.to_path_buf(),
+        workspace_writable: false,
+        output: None,
+        hide: all_hidden,
+        expose: vec![exe.to_path_buf()],
+        network: super::sandbox::Network::None,
+    };
+    let args_list = match super::sandbox::bwrap_args(&mounts) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let request = ToolRequest {
+        workspace: workspace.to_path_buf(),
+        tool: tool.to_string(),
+        args: args.clone(),
+    };
+    let child = std::process::Command::new(bwrap)
+        .args(args_list)
+        .arg("--")
+        .arg(exe)
+        .arg("agent-tool")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return ToolOutput::error(format!("cannot start the sandboxed tool: {e}")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let body = serde_json::to_string(&request).unwrap_or_default();
+        let _ = stdin.write_all(body.as_bytes());
+    }
+    match child.wait_with_output() {
+        Ok(out) => serde_json::from_slice::<ToolOutput>(&out.stdout).unwrap_or_else(|_| {
+            ToolOutput::error(format!(
+                "the sandboxed tool failed ({}): {}",
+                out.status,
+                cap_chars(String::from_utf8_lossy(&out.stderr).trim().to_string(), 300)
+            ))
+        }),
+        Err(e) => ToolOutput::error(format!("the sandboxed tool failed: {e}")),
+    }
 }
 
 /// Read-only access to one workspace. Every path is checked to stay inside it, after

@@ -2,6 +2,7 @@
 //! Every command is a thin front end over library calls.
 
 pub mod agent_args;
+pub mod agent_tool;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
@@ -41,6 +42,9 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Serves one sandboxed tool call of the model agent (internal)
+    #[command(hide = true)]
+    AgentTool,
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -80,6 +84,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::AgentTool => agent_tool::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,7 +32,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub dir: IncidentsDirArg,
     #[command(flatten)]
-    pub agent_args: super::agent_args::AgentArgs,
+    pub agent_args: Box<super::agent_args::AgentArgs>,
 }
 
 pub fn run(a: RunArgs) -> CliResult {
@@ -55,6 +55,8 @@ pub fn run(a: RunArgs) -> CliResult {
             .collect::<Result<_, _>>()?
     };
     let rt = super::runtime()?;
+    let mut run_info = spec.run_info();
+    run_info.started_at = crate::util::now_rfc3339();
     let workspaces = tempfile::tempdir()
         .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
     let cancel = tokio_util::sync::CancellationToken::new();
@@ -95,6 +97,11 @@ pub fn run(a: RunArgs) -> CliResult {
                 Err(e) => failures.push(e),
             }
         }
+    }
+    run_info.finished_at = crate::util::now_rfc3339();
+    let run_json = a.out.join(crate::attempt::layout::RUN_INFO);
+    if let Err(e) = crate::util::fs::write_json_atomic(&run_json, &run_info) {
+        failures.push(format!("{}: cannot write: {e}", run_json.display()));
     }
     if failures.is_empty() {
         Ok(())
