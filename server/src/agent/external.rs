@@ -362,6 +362,9 @@ fn read_agent_trajectory(
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("the agent's trajectory.json is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the agent's trajectory.json is not a JSON object".to_string());
+    }
     let mini = match cfg.trajectory_format {
         TrajectoryFormat::MiniSwe => true,
         TrajectoryFormat::Distdebug => false,
@@ -394,9 +397,6 @@ fn read_agent_trajectory(
         .get("exit")
         .and_then(|e| serde_json::from_value::<Exit>(e.clone()).ok());
     let model = v.get("model").and_then(|m| m.as_str()).map(str::to_string);
-    if !v.is_object() {
-        return Err("the agent's trajectory.json is not a JSON object".to_string());
-    }
     Ok(Some(AgentTrajectory {
         steps,
         usage,
