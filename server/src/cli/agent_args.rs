@@ -5,7 +5,7 @@ use crate::agent::options::AgentOptions;
 use crate::agent::AgentSpec;
 use crate::config::Config;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct AgentArgs {
@@ -45,8 +45,8 @@ pub struct AgentArgs {
 }
 
 impl AgentArgs {
-    /// Builds the agent `name`, hiding `incidents_dir` from it.
-    pub fn build(&self, name: &str, incidents_dir: &Path) -> Result<AgentSpec, String> {
+    /// Builds the agent `name`, hiding `hidden` (incident folders) from it.
+    pub fn build(&self, name: &str, hidden: &[PathBuf]) -> Result<AgentSpec, String> {
         let opts = AgentOptions {
             config: Config::load(self.config.as_deref())?,
             model: self.model.clone(),
@@ -59,7 +59,7 @@ impl AgentArgs {
             max_tokens: self.max_tokens,
             max_cost_usd: self.max_cost,
             timeout_secs: self.timeout,
-            hide: vec![incidents_dir.to_path_buf()],
+            hide: hidden.to_vec(),
         };
         AgentSpec::build(name, &opts)
     }

@@ -40,10 +40,6 @@ pub fn run(a: RunArgs) -> CliResult {
         return Err(CliError::usage("give either --incident <id>... or --all"));
     }
     let root = incident::incidents_dir(a.dir.dir.as_deref());
-    let spec: AgentSpec = a
-        .agent_args
-        .build(&a.agent, &root)
-        .map_err(CliError::usage)?;
     let dirs: Vec<PathBuf> = if a.all {
         incident::list_incident_dirs(&root).map_err(|e| {
             CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
@@ -54,6 +50,14 @@ pub fn run(a: RunArgs) -> CliResult {
             .map(|i| incident::resolve_incident_dir(i, &root))
             .collect::<Result<_, _>>()?
     };
+    // The incidents folder and every incident named by path are hidden from the agent.
+    let hidden: Vec<PathBuf> = std::iter::once(root.clone())
+        .chain(dirs.iter().cloned())
+        .collect();
+    let spec: AgentSpec = a
+        .agent_args
+        .build(&a.agent, &hidden)
+        .map_err(CliError::usage)?;
     let rt = super::runtime()?;
     let mut run_info = spec.run_info();
     run_info.started_at = crate::util::now_rfc3339();
