@@ -299,8 +299,9 @@ impl Session<'_> {
                 return Outcome::Budget(why);
             }
             if self.steps + 1 == self.cfg.budget.max_steps {
-                self.messages.push(json!({"role": "user", "content":
-                    "This is your last step: call submit now with the blocks you have found."}));
+                self.push_user(
+                    "This is your last step: call submit now with the blocks you have found.",
+                );
             }
             let reply = match self.chat(recorder).await {
                 Ok(r) => r,
@@ -444,8 +445,7 @@ impl Session<'_> {
             ToolMode::Text => "Reply with exactly one fenced block:\n```action\n{\"tool\": \"<name>\", \"args\": {...}}\n```",
             _ => "Call exactly one of the tools (search, read, list, outline, submit).",
         };
-        self.messages
-            .push(json!({"role": "user", "content": format!("Format error: {why}. {hint}")}));
+        self.push_user(&format!("Format error: {why}. {hint}"));
         self.count_format_error()
     }
 
@@ -512,15 +512,26 @@ impl Session<'_> {
         self.messages.push(msg);
     }
 
+    /// Adds a user message, or appends to the last one when it is a user message: some
+    /// local chat templates reject two user turns in a row.
+    fn push_user(&mut self, text: &str) {
+        if let Some(last) = self.messages.last_mut() {
+            if last["role"] == "user" {
+                let joined = format!("{}\n\n{text}", last["content"].as_str().unwrap_or(""));
+                last["content"] = Value::String(joined);
+                return;
+            }
+        }
+        self.messages.push(json!({"role": "user", "content": text}));
+    }
+
     /// Answers one action: a `tool` message for a tool call, a user message in text mode.
     fn push_result(&mut self, action: &Action, text: &str) {
         match &action.id {
             Some(id) => self
                 .messages
                 .push(json!({"role": "tool", "tool_call_id": id, "content": text})),
-            None => self.messages.push(
-                json!({"role": "user", "content": format!("Result of {}:\n{text}", action.tool)}),
-            ),
+            None => self.push_user(&format!("Result of {}:\n{text}", action.tool)),
         }
     }
 
