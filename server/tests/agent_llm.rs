@@ -36,6 +36,19 @@ async fn run(
     (t, d, summary.error.unwrap_or_default())
 }
 
+/// No request may hold two user turns in a row (strict chat templates reject them).
+fn assert_no_double_user_turns(reqs: &[Received]) {
+    for r in reqs {
+        let msgs = r.body["messages"].as_array().unwrap();
+        for w in msgs.windows(2) {
+            assert!(
+                !(w[0]["role"] == "user" && w[1]["role"] == "user"),
+                "{msgs:#?}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn explores_recovers_from_every_failure_and_submits() {
     let dir = scratch();
@@ -287,6 +300,7 @@ async fn too_many_format_errors_end_the_attempt_with_an_error() {
     assert_eq!(t.exit, Exit::Error);
     assert!(err.contains("without a usable tool call"), "{err}");
     assert_eq!(stub.requests().len(), 3);
+    assert_no_double_user_turns(&stub.requests());
     let fed_back = stub.requests()[1].body["messages"].to_string();
     assert!(fed_back.contains("Format error"));
 }
