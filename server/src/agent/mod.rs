@@ -2,6 +2,7 @@
 //! OpenAI-compatible endpoint, or an external command. Each sees only the prepared workspace.
 
 pub mod baseline;
+pub mod describe;
 pub mod external;
 pub mod llm;
 pub mod mini_swe;
@@ -82,11 +83,13 @@ pub enum AgentSpec {
 }
 
 impl AgentSpec {
-    /// Builds an agent from its command-line name with the settings of `./distdebug.toml`
-    /// and the environment (see `options` for flags on top).
+    /// Builds an agent from its name with the settings of `./distdebug.toml` and the
+    /// environment (`build` takes flags on top).
     pub fn from_name(name: &str) -> Result<AgentSpec, String> {
         let opts = options::AgentOptions {
             config: crate::config::Config::load(None)?,
+            // The incidents folder ($DISTDEBUG_INCIDENTS or ./incidents) is never visible.
+            hide: vec![crate::incident::incidents_dir(None)],
             ..Default::default()
         };
         AgentSpec::build(name, &opts)
@@ -121,57 +124,9 @@ impl AgentSpec {
         }
     }
 
-    /// How `results/<config>/run.json` describes this agent. The API key is never part of it;
-    /// of the endpoint only the host is kept.
+    /// How `results/<config>/run.json` describes this agent (never the API key).
     pub fn run_info(&self) -> crate::attempt::RunInfo {
-        use serde_json::json;
-        let (harness, endpoint_host, settings) = match self {
-            AgentSpec::Baseline(_) => ("distdebug-baseline", None, json!({})),
-            AgentSpec::Llm(c) => (
-                "distdebug-llm",
-                reqwest::Url::parse(&c.endpoint).ok().and_then(|u| {
-                    let host = u.host_str()?.to_string();
-                    Some(match u.port() {
-                        Some(p) => format!("{host}:{p}"),
-                        None => host,
-                    })
-                }),
-                json!({
-                    "mode": format!("{:?}", c.mode).to_lowercase(),
-                    "max_steps": c.budget.max_steps,
-                    "max_tokens": c.budget.max_tokens,
-                    "max_cost_usd": c.budget.max_cost_usd,
-                    "max_wall_secs": c.budget.max_wall.map(|d| d.as_secs_f64()),
-                    "request_timeout_secs": c.request_timeout.as_secs_f64(),
-                    "retries": c.retries,
-                    "max_format_errors": c.max_format_errors,
-                    "temperature": c.temperature,
-                    "price": {"prompt_per_mtok": c.price.prompt_per_mtok, "completion_per_mtok": c.price.completion_per_mtok},
-                    "sandboxed_tools": matches!(c.tools, tools::ToolRunner::Sandboxed { .. }),
-                }),
-            ),
-            AgentSpec::External(c) => (
-                "external-command",
-                None,
-                json!({
-                    "command": c.argv,
-                    "timeout_secs": c.timeout.map(|d| d.as_secs_f64()),
-                    "trajectory_format": format!("{:?}", c.trajectory_format).to_lowercase(),
-                    "workspace": if c.writable_copy { "copy" } else { "read-only" },
-                    "sandbox": c.sandbox.enabled,
-                    "network": c.sandbox.network.as_str(),
-                }),
-            ),
-        };
-        crate::attempt::RunInfo {
-            agent: self.name(),
-            model: self.model(),
-            harness: harness.to_string(),
-            endpoint_host,
-            settings,
-            distdebug_version: env!("CARGO_PKG_VERSION").to_string(),
-            ..Default::default()
-        }
+        describe::run_info(self)
     }
 
     /// Runs one attempt. Steps go to `recorder` as they happen; `cancel` ends the attempt early
