@@ -2,6 +2,8 @@
 //! Every command is a thin front end over library calls.
 
 pub mod bench;
+pub mod agent_args;
+pub mod agent_tool;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
@@ -45,6 +47,9 @@ pub enum Command {
     /// Benchmarks that print figures (indexing, one offline attempt)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Serves one sandboxed tool call of the model agent (internal)
+    #[command(hide = true)]
+    AgentTool,
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -85,6 +90,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Bench(c) => bench::run(c),
+        Command::AgentTool => agent_tool::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

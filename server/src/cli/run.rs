@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The agent: baseline (offline)
+    /// The agent: baseline (offline), llm (an OpenAI-compatible endpoint) or command (an external agent)
     #[arg(long, default_value = "baseline")]
     pub agent: String,
     /// Incident ids or folders
@@ -34,6 +34,8 @@ pub struct RunArgs {
     pub offline: bool,
     #[command(flatten)]
     pub dir: IncidentsDirArg,
+    #[command(flatten)]
+    pub agent_args: Box<super::agent_args::AgentArgs>,
 }
 
 pub fn run(a: RunArgs) -> CliResult {
@@ -46,7 +48,6 @@ pub fn run(a: RunArgs) -> CliResult {
     if a.jobs == 0 {
         return Err(CliError::usage("--jobs must be at least 1"));
     }
-    let spec = AgentSpec::from_name(&a.agent).map_err(CliError::usage)?;
     let root = incident::incidents_dir(a.dir.dir.as_deref());
     let dirs: Vec<PathBuf> = if a.all {
         incident::list_incident_dirs(&root).map_err(|e| {
@@ -58,6 +59,14 @@ pub fn run(a: RunArgs) -> CliResult {
             .map(|i| incident::resolve_incident_dir(i, &root))
             .collect::<Result<_, _>>()?
     };
+    // The incidents folder and every incident named by path are hidden from the agent.
+    let hidden: Vec<PathBuf> = std::iter::once(root.clone())
+        .chain(dirs.iter().cloned())
+        .collect();
+    let spec: AgentSpec = a
+        .agent_args
+        .build(&a.agent, &hidden)
+        .map_err(CliError::usage)?;
     let outcome = run_incidents(
         &spec,
         &dirs,
@@ -95,7 +104,7 @@ pub(crate) fn run_incidents(
     jobs: usize,
     out: &Path,
     offline: bool,
-    harness: &str,
+    command: &str,
 ) -> Result<RunOutcome, CliError> {
     let rt = super::runtime()?;
     let workspaces = tempfile::tempdir()
@@ -128,8 +137,7 @@ pub(crate) fn run_incidents(
     let ids: Vec<&str> = prepared.iter().map(|(i, _)| i.id()).collect();
     let mut info = run_info(
         spec,
-        harness,
-        json!({"attempts": attempts, "jobs": jobs, "incidents": ids}),
+        json!({"attempts": attempts, "jobs": jobs, "incidents": ids, "command": command}),
     );
     // Written at the start too, so an interrupted run still says how it was made.
     write_run_info(out, &info)?;

@@ -1,27 +1,23 @@
-//! `results/<config>/run.json`: how the attempts of a configuration were made.
+//! `results/<config>/run.json`: how the attempts of a configuration were made: the agent's
+//! own description (`AgentSpec::run_info`) plus the run's settings.
 
 use crate::agent::AgentSpec;
 use crate::attempt::layout::RUN_INFO;
 use crate::attempt::RunInfo;
 use std::path::Path;
 
-/// The run description for `spec` with the run's own settings merged into the agent's.
-pub fn run_info(spec: &AgentSpec, harness: &str, settings: serde_json::Value) -> RunInfo {
-    let mut merged = spec.settings();
-    if let (Some(m), serde_json::Value::Object(extra)) = (merged.as_object_mut(), settings) {
+/// The run description for `spec`, started now, with the run's own settings (attempts,
+/// jobs, incidents) merged into the agent's.
+pub fn run_info(spec: &AgentSpec, run_settings: serde_json::Value) -> RunInfo {
+    let mut info = spec.run_info();
+    info.started_at = crate::util::now_rfc3339();
+    if !info.settings.is_object() {
+        info.settings = serde_json::json!({});
+    }
+    if let (Some(m), serde_json::Value::Object(extra)) = (info.settings.as_object_mut(), run_settings) {
         m.extend(extra);
     }
-    RunInfo {
-        agent: spec.name(),
-        model: spec.model(),
-        harness: harness.to_string(),
-        endpoint_host: None,
-        settings: merged,
-        distdebug_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: crate::util::now_rfc3339(),
-        finished_at: String::new(),
-        extra: Default::default(),
-    }
+    info
 }
 
 /// Writes `run.json` into `config_dir` atomically.
