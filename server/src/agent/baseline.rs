@@ -1069,11 +1069,16 @@ mod tests {
         let d = out.diagnosis.unwrap();
         assert!(!d.blocks.is_empty() && d.blocks.len() <= 3);
         let b = &d.blocks[0];
+        // The log statement and the two statements before it (what it reports on).
         assert_eq!(
             (b.path.as_str(), b.start_line, b.end_line),
-            ("src/lease.py", 8, 8)
+            ("src/lease.py", 6, 8)
         );
-        assert!(b.rationale.as_deref().unwrap().contains("granted lease"));
+        let why = b.rationale.as_deref().unwrap();
+        assert!(
+            why.contains("granted lease") && why.contains("just before"),
+            "{why}"
+        );
         assert!(steps
             .iter()
             .any(|s| s.tool.as_deref() == Some("match_log_statements")));
