@@ -514,7 +514,9 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     continue;
                 }
                 let order = trace_order.iter().position(|&t| t == f.trace).unwrap_or(0);
-                let weight = std::env::var("DD_FW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0) /* TUNING-HACK */ * sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
+                let weight = std::env::var("DD_FW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0) /* TUNING-HACK */ * sure
+                    / (1.0 + *r as f64)
+                    / (1.0 + TRACE_DECAY * order as f64)
                     * if logmatch::is_test_path(&index.files[*file].path) {
                         0.3
                     } else {

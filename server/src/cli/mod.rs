@@ -1,9 +1,9 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
-pub mod bench;
 pub mod agent_args;
 pub mod agent_tool;
+pub mod bench;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;

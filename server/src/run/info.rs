@@ -14,7 +14,9 @@ pub fn run_info(spec: &AgentSpec, run_settings: serde_json::Value) -> RunInfo {
     if !info.settings.is_object() {
         info.settings = serde_json::json!({});
     }
-    if let (Some(m), serde_json::Value::Object(extra)) = (info.settings.as_object_mut(), run_settings) {
+    if let (Some(m), serde_json::Value::Object(extra)) =
+        (info.settings.as_object_mut(), run_settings)
+    {
         m.extend(extra);
     }
     info

@@ -28,7 +28,10 @@ impl Level {
             Level::Debug => 0.8,
             Level::Info => 1.0,
             Level::Warn => 1.3,
-            Level::Error => std::env::var("DD_EW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.6) /* TUNING-HACK */,
+            Level::Error => std::env::var("DD_EW")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(1.6), /* TUNING-HACK */,
         }
     }
 }
