@@ -41,15 +41,9 @@ pub struct BaselineConfig {
 impl Default for BaselineConfig {
     fn default() -> BaselineConfig {
         BaselineConfig {
-            max_blocks: std::env::var("DD_MAXB")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(3), // TUNING-HACK
+            max_blocks: 3,
             max_block_lines: 12,
-            min_relative_score: std::env::var("DD_MINREL")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0.35), // TUNING-HACK
+            min_relative_score: 0.35,
             index: IndexOptions::default(),
         }
     }
@@ -71,6 +65,10 @@ impl BaselineConfig {
 const MAX_LOG_CANDIDATES: usize = 40;
 /// Extra weight of a log statement on an error path.
 const ERROR_PATH_BOOST: f64 = 1.25;
+/// The score of the innermost in-repository frame of the first trace (a log match scores up
+/// to 1). Below 1: in the corpus the crash site is mostly where the failure shows, not
+/// where it was caused.
+const FRAME_WEIGHT: f64 = 0.7;
 /// Each later stack trace counts this much less than the one before.
 const TRACE_DECAY: f64 = 0.5;
 /// The score of a definition the report names surely (a qualified or called name).
@@ -252,7 +250,9 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     let mut templates = Templates::default();
     templates.set_report_times(&input.report);
     let query = Query::from_report(&input.report);
-    templates.set_report_terms(query.terms.keys().cloned());
+    let mut subjects: Vec<String> = query.terms.keys().cloned().collect();
+    evidence::subject_words(&input.report, |w| subjects.push(w));
+    templates.set_report_terms(subjects);
     let mut read_ev = action(
         "read_evidence",
         json!({"files": input.evidence.iter().map(|e| e.name.clone()).collect::<Vec<_>>()}),
@@ -438,23 +438,6 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     let max = cfg.max_block_lines;
 
     let top_log = logs.hits.first().map(|h| h.score).unwrap_or(0.0);
-    if std::env::var("DD_DEBUG").is_ok() {
-        // TUNING-HACK
-        for h in logs.hits.iter().take(30) {
-            let t = &templates.templates[h.template];
-            eprintln!(
-                "{:.3} {}:{} lines={} nf={} nt={} lvl={:?} {}",
-                h.score,
-                index.files[h.file].path,
-                h.line,
-                h.lines,
-                t.near_failure,
-                t.near_time,
-                t.level,
-                quote(&t.example, 80)
-            );
-        }
-    }
     for h in logs.hits.iter().take(MAX_LOG_CANDIDATES) {
         let m = index.model(h.file);
         let (s, e, what) = related::widen_log(&m, h.line, max);
@@ -514,14 +497,13 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     continue;
                 }
                 let order = trace_order.iter().position(|&t| t == f.trace).unwrap_or(0);
-                let weight = std::env::var("DD_FW").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(1.0) /* TUNING-HACK */ * sure
-                    / (1.0 + *r as f64)
-                    / (1.0 + TRACE_DECAY * order as f64)
-                    * if logmatch::is_test_path(&index.files[*file].path) {
-                        0.3
-                    } else {
-                        1.0
-                    };
+                let weight =
+                    FRAME_WEIGHT * sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
+                        * if logmatch::is_test_path(&index.files[*file].path) {
+                            0.3
+                        } else {
+                            1.0
+                        };
                 let m = index.model(*file);
                 let (s, e, what) = related::widen(&m, f.line, max);
                 cands.push(Candidate {

@@ -28,10 +28,7 @@ impl Level {
             Level::Debug => 0.8,
             Level::Info => 1.0,
             Level::Warn => 1.3,
-            Level::Error => std::env::var("DD_EW")
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(1.6), /* TUNING-HACK */,
+            Level::Error => 1.6,
         }
     }
 }
@@ -141,7 +138,7 @@ impl Templates {
                 0
             } else {
                 let mut found: Vec<String> = Vec::new();
-                crate::code::tokens::terms(strip_time_prefix(line), |t| {
+                subject_words(strip_time_prefix(line), |t| {
                     if self.report_terms.contains(&t) && !found.contains(&t) {
                         found.push(t);
                     }
@@ -201,6 +198,19 @@ impl Templates {
         }
         map
     }
+}
+
+/// The words a report and a log line can share about the same things: search terms, and
+/// values of three characters or more (`1004` of `acct:1004`, `0x2f1c`), lowercase.
+pub fn subject_words(text: &str, mut f: impl FnMut(String)) {
+    crate::code::tokens::terms(text, &mut f);
+    crate::code::tokens::for_each_word(text, |w| {
+        if w.len() >= 3 && crate::code::tokens::is_variable(w)
+            || w.len() >= 3 && w.bytes().all(|b| b.is_ascii_digit())
+        {
+            f(w.to_ascii_lowercase());
+        }
+    });
 }
 
 /// Which of `lines` lead up to the first failures of the file: the few lines before each,

@@ -273,7 +273,7 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         // are where the story of the incident is told.
         let focus = 1.0
             + TIME_BOOST * f64::from(u8::from(tpl.near_time))
-            + std::env::var("DD_FB").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(FAILURE_BOOST) /* TUNING-HACK */ * f64::from(u8::from(tpl.near_failure));
+            + FAILURE_BOOST * f64::from(u8::from(tpl.near_failure));
         let about = 1.0
             + REPORT_WORDS_BOOST * tpl.report_words.min(REPORT_WORDS_CAP) as f64
                 / REPORT_WORDS_CAP as f64;
