@@ -153,11 +153,11 @@ fn is_ident(c: u8) -> bool {
 fn skip_char_literal(b: &[u8], i: usize) -> usize {
     if b.get(i + 1) == Some(&b'\\') {
         let limit = (i + 12).min(b.len());
-        for j in i + 2..limit {
-            if b[j] == b'\'' {
+        for (j, &c) in b.iter().enumerate().take(limit).skip(i + 2) {
+            if c == b'\'' {
                 return j + 1;
             }
-            if b[j] == b'\n' {
+            if c == b'\n' {
                 return j;
             }
         }

@@ -51,12 +51,15 @@ fn with_parser<T>(lang: Lang, f: impl FnOnce(&mut Parser) -> T) -> Option<T> {
     let grammar = lang.grammar()?;
     PARSERS.with(|cell| {
         let mut map = cell.borrow_mut();
-        if !map.contains_key(&lang) {
-            let mut p = Parser::new();
-            p.set_language(&grammar).ok()?;
-            map.insert(lang, p);
-        }
-        map.get_mut(&lang).map(f)
+        let parser = match map.entry(lang) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let mut p = Parser::new();
+                p.set_language(&grammar).ok()?;
+                v.insert(p)
+            }
+        };
+        Some(f(parser))
     })
 }
 
