@@ -403,7 +403,11 @@ pub fn bm25(
     corpus: &Corpus,
 ) -> f64 {
     let norm = K1 * (1.0 - B + B * len as f64 / avg_len.max(1.0));
-    tf.iter()
+    // Summed in term order: the same input gives the same score to the last bit.
+    let mut terms: Vec<(&String, &u32)> = tf.iter().collect();
+    terms.sort_unstable();
+    terms
+        .into_iter()
         .map(|(t, &c)| {
             let c = c as f64;
             query.terms.get(t).copied().unwrap_or(0.0) * corpus.idf(t) * c * (K1 + 1.0) / (c + norm)
