@@ -1,10 +1,12 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
+pub mod bench;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
 pub mod run;
+pub mod score;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -40,6 +42,11 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
+    Score(score::ScoreArgs),
+    /// Benchmarks that print figures
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -79,6 +86,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::Score(a) => score::run(a),
+        Command::Bench(c) => bench::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
