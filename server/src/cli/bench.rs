@@ -91,7 +91,10 @@ fn bench_score(a: BenchScoreArgs) -> CliResult {
     let first = time("first run (writes every diagnosis_scores.json)")?;
     let mut again = Vec::new();
     for i in 0..a.repeat {
-        again.push(time(&format!("run {} (scores unchanged, nothing written)", i + 2))?);
+        again.push(time(&format!(
+            "run {} (scores unchanged, nothing written)",
+            i + 2
+        ))?);
     }
     again.sort_by(f64::total_cmp);
     let median = again.get(again.len() / 2).copied();

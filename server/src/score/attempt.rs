@@ -1,11 +1,10 @@
 //! One attempt: read `diagnosis.json` (schema check) and the trajectory (leakage guard, tokens),
 //! compute the metrics, and write `diagnosis_scores.json` beside them.
 
-use super::leakage::{self, Leakage, LeakageContext};
+use super::leakage::{self, Leakage, LeakageContext, StepView};
 use super::metrics::{score_blocks, Metrics};
 use crate::attempt::layout::{DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY, TRAJECTORY_LIVE};
-use crate::attempt::trajectory::read_jsonl_steps;
-use crate::attempt::{Diagnosis, RunInfo, Step, Trajectory};
+use crate::attempt::{Diagnosis, RunInfo};
 use crate::incident::{repo_cache, Incident, Labels, RepositorySource};
 use crate::util::text::line_count;
 use serde::{Deserialize, Serialize};
@@ -205,11 +204,20 @@ pub fn evaluate_attempt(
     hosts: &[String],
     attempt_dir: &Path,
 ) -> AttemptOutcome {
-    let (steps, tokens, traj_attempt) = read_trajectory(attempt_dir);
+    // The steps come from trajectory.json, else from the live trajectory.jsonl.
+    let json = std::fs::read_to_string(attempt_dir.join(TRAJECTORY)).ok();
+    let jsonl: String;
+    let (steps, tokens, traj_attempt) = match parse_trajectory(json.as_deref()) {
+        Some(t) => t,
+        None => {
+            jsonl = std::fs::read_to_string(attempt_dir.join(TRAJECTORY_LIVE)).unwrap_or_default();
+            (parse_jsonl(&jsonl), None, None)
+        }
+    };
     let attempt = attempt_number(attempt_dir).or(traj_attempt).unwrap_or(0);
     let has_file = |p: &str| files.has_file(p);
     let ctx = LeakageContext::for_incident(incident, hosts.to_vec(), &has_file);
-    let leakage = leakage::check(&ctx, &steps);
+    let leakage = leakage::check_views(&ctx, &steps);
 
     let diagnosis = read_diagnosis(attempt_dir);
     let file_lines = |p: &str| files.line_count(p);
@@ -269,34 +277,61 @@ fn read_diagnosis(attempt_dir: &Path) -> Result<Diagnosis, String> {
         Ok(bytes) => String::from_utf8(bytes)
             .map_err(|_| format!("{DIAGNOSIS}: not valid JSON: the file is not UTF-8"))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("{DIAGNOSIS}: missing (the attempt submitted no diagnosis)"))
+            return Err(format!(
+                "{DIAGNOSIS}: missing (the attempt submitted no diagnosis)"
+            ))
         }
         Err(e) => return Err(format!("{DIAGNOSIS}: cannot read: {e}")),
     };
     Diagnosis::parse(&text).map_err(|why| format!("{DIAGNOSIS}: {why}"))
 }
 
-/// The steps (from `trajectory.json`, else the live `trajectory.jsonl`), the tokens used and
-/// the attempt number recorded in `trajectory.json`.
-fn read_trajectory(attempt_dir: &Path) -> (Vec<Step>, Option<u64>, Option<u32>) {
-    match Trajectory::load(&attempt_dir.join(TRAJECTORY)) {
-        Ok(t) => {
-            let tokens = t.usage.prompt_tokens + t.usage.completion_tokens;
-            (t.steps, Some(tokens), Some(t.attempt))
-        }
-        Err(_) => (read_jsonl_steps(&attempt_dir.join(TRAJECTORY_LIVE)), None, None),
-    }
+/// `trajectory.json` as the scorer reads it: only what it needs, borrowed from the text.
+#[derive(Deserialize)]
+struct LeanTrajectory<'a> {
+    #[serde(default)]
+    attempt: Option<u32>,
+    #[serde(default)]
+    usage: Option<LeanUsage>,
+    #[serde(borrow, default)]
+    steps: Vec<StepView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct LeanUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+/// Steps, tokens used and attempt number from `trajectory.json` (in `json`); `None` when it
+/// is missing or not a trajectory.
+fn parse_trajectory(json: Option<&str>) -> Option<(Vec<StepView<'_>>, Option<u64>, Option<u32>)> {
+    let t: LeanTrajectory = serde_json::from_str(json?).ok()?;
+    let tokens = t.usage.map(|u| u.prompt_tokens + u.completion_tokens);
+    Some((t.steps, tokens, t.attempt))
+}
+
+/// The steps of a live `trajectory.jsonl`; a torn last line or a line that is not a step is
+/// skipped.
+fn parse_jsonl(text: &str) -> Vec<StepView<'_>> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Writes JSON atomically unless the file already holds exactly these bytes, so re-scoring
-/// an unchanged results tree writes nothing (and costs no fsync).
+/// an unchanged results tree writes nothing. Scores are derived from the attempt's files and
+/// rewritten by every run, so they skip the fsync (see `write_atomic_unsynced`).
 fn write_json_if_changed<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     text.push('\n');
     if std::fs::read(path).is_ok_and(|old| old == text.as_bytes()) {
         return Ok(());
     }
-    crate::util::fs::write_atomic(path, text.as_bytes())
+    crate::util::fs::write_atomic_unsynced(path, text.as_bytes())
 }
 
 #[cfg(test)]
@@ -305,7 +340,8 @@ mod tests {
     use serde_json::json;
 
     fn fixture() -> (Incident, Labels) {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/incidents/tiny-lease");
+        let dir =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/incidents/tiny-lease");
         let inc = Incident::load(&dir).unwrap();
         let labels = inc.load_labels().unwrap();
         (inc, labels)
@@ -331,8 +367,10 @@ mod tests {
         let dir = attempt(
             tmp.path(),
             2,
-            Some(r#"{"blocks":[{"path":"./src/lease.py","start_line":15,"end_line":40},
-                               {"path":"src\\server.py","start_line":1,"end_line":5}]}"#),
+            Some(
+                r#"{"blocks":[{"path":"./src/lease.py","start_line":15,"end_line":40},
+                               {"path":"src\\server.py","start_line":1,"end_line":5}]}"#,
+            ),
             json!([]),
         );
         let s = score_attempt_dir(&inc, &labels, &dir);
@@ -347,14 +385,32 @@ mod tests {
         assert!(s.labels[0].reached);
         let on_disk: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join(SCORES)).unwrap()).unwrap();
-        let keys: Vec<&str> = on_disk.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let keys: Vec<&str> = on_disk
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
         assert_eq!(
             keys,
-            ["incident", "attempt", "schema_valid", "leakage", "block_coverage", "block_precision",
-             "block_hit_rate", "file_coverage", "labels", "blocks"]
+            [
+                "incident",
+                "attempt",
+                "schema_valid",
+                "leakage",
+                "block_coverage",
+                "block_precision",
+                "block_hit_rate",
+                "file_coverage",
+                "labels",
+                "blocks"
+            ]
         );
         assert_eq!(on_disk["leakage"], json!({"flagged": false, "reasons": []}));
-        assert_eq!(on_disk["labels"][0], json!({"path": "src/lease.py", "start_line": 13, "end_line": 18, "reached": true}));
+        assert_eq!(
+            on_disk["labels"][0],
+            json!({"path": "src/lease.py", "start_line": 13, "end_line": 18, "reached": true})
+        );
     }
 
     #[test]
@@ -364,10 +420,26 @@ mod tests {
         for (k, text, want) in [
             (1, Some("{not json"), "diagnosis.json: not valid JSON"),
             (2, None, "diagnosis.json: missing"),
-            (3, Some(r#"{"blocks":[{"path":"/etc/passwd","start_line":1,"end_line":2}]}"#), "absolute"),
-            (4, Some(r#"{"blocks":[{"path":"a/../../b","start_line":1,"end_line":2}]}"#), "'..'"),
-            (5, Some(r#"{"blocks":[{"path":"src/lease.py","start_line":9,"end_line":2}]}"#), "after end_line"),
-            (6, Some(r#"{"blocks":[{"path":"src/lease.py","start_line":0,"end_line":2}]}"#), "start_line: 0"),
+            (
+                3,
+                Some(r#"{"blocks":[{"path":"/etc/passwd","start_line":1,"end_line":2}]}"#),
+                "absolute",
+            ),
+            (
+                4,
+                Some(r#"{"blocks":[{"path":"a/../../b","start_line":1,"end_line":2}]}"#),
+                "'..'",
+            ),
+            (
+                5,
+                Some(r#"{"blocks":[{"path":"src/lease.py","start_line":9,"end_line":2}]}"#),
+                "after end_line",
+            ),
+            (
+                6,
+                Some(r#"{"blocks":[{"path":"src/lease.py","start_line":0,"end_line":2}]}"#),
+                "start_line: 0",
+            ),
             (7, Some(r#"{"summary":"no blocks"}"#), "blocks: missing"),
         ] {
             let dir = attempt(tmp.path(), k, text, json!([]));

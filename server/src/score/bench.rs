@@ -35,7 +35,14 @@ pub struct BenchTree {
     pub bytes: u64,
 }
 
-const SYSTEMS: [&str; 6] = ["ZooKeeper", "etcd-io/raft", "raft-rs", "hashicorp/raft", "Kafka", "HDFS"];
+const SYSTEMS: [&str; 6] = [
+    "ZooKeeper",
+    "etcd-io/raft",
+    "raft-rs",
+    "hashicorp/raft",
+    "Kafka",
+    "HDFS",
+];
 const TAGS: [&str; 5] = [
     "causal-method-named",
     "internal-stack-trace",
@@ -53,7 +60,8 @@ struct Writer {
 impl Writer {
     fn write(&mut self, path: &Path, text: &str) -> Result<(), String> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
         }
         // A scratch tree nobody else reads: plain writes, no fsync, keep generation quick.
         std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
@@ -80,17 +88,33 @@ pub fn generate(root: &Path, spec: &BenchSpec) -> Result<BenchTree, String> {
             tags.push(TAGS[rng.below(TAGS.len())]);
         }
         let category = ["logic", "concurrency", "error-handling", "config", "other"][i % 5];
+        // Half the incidents name their fix by commit, so the guard scans tool output for it.
+        let fix = if i % 2 == 0 {
+            json!({"patch": "fix.patch"})
+        } else {
+            json!({"commit": format!("{:016x}{:016x}{:08x}", rng.next_u64(), rng.next_u64(), rng.below(1 << 31))})
+        };
         let manifest = json!({
             "id": id, "system": SYSTEMS[i % SYSTEMS.len()], "language": "python",
             "category": category,
             "tags": tags, "repository": {"path": "repo"}, "report": "report.md",
-            "evidence": ["evidence/server.log"], "fix": {"patch": "fix.patch"}
+            "evidence": ["evidence/server.log"], "fix": fix
         });
         w.write(&dir.join("incident.json"), &manifest.to_string())?;
-        w.write(&dir.join("report.md"), "The cluster stalls after a leader change.\n")?;
-        w.write(&dir.join("evidence/server.log"), "ERROR stalled waiting for quorum\n")?;
-        w.write(&dir.join("fix.patch"), "")?;
-        let lens: Vec<u32> = (0..FILES_PER_REPO).map(|_| 200 + rng.below(800) as u32).collect();
+        w.write(
+            &dir.join("report.md"),
+            "The cluster stalls after a leader change.\n",
+        )?;
+        w.write(
+            &dir.join("evidence/server.log"),
+            "ERROR stalled waiting for quorum\n",
+        )?;
+        if i % 2 == 0 {
+            w.write(&dir.join("fix.patch"), "")?;
+        }
+        let lens: Vec<u32> = (0..FILES_PER_REPO)
+            .map(|_| 200 + rng.below(800) as u32)
+            .collect();
         for (f, n) in lens.iter().enumerate() {
             let text = "    value = compute(value)  # a line of code\n".repeat(*n as usize);
             w.write(&dir.join(format!("repo/src/mod{f}.py")), &text)?;
@@ -105,7 +129,10 @@ pub fn generate(root: &Path, spec: &BenchSpec) -> Result<BenchTree, String> {
             .iter()
             .map(|(f, s, e)| json!({"path": format!("src/mod{f}.py"), "start_line": s, "end_line": e}))
             .collect();
-        w.write(&dir.join("labels.json"), &json!({ "blocks": blocks }).to_string())?;
+        w.write(
+            &dir.join("labels.json"),
+            &json!({ "blocks": blocks }).to_string(),
+        )?;
         repos.push(lens);
         labels.push(ls);
     }
@@ -126,7 +153,8 @@ pub fn generate(root: &Path, spec: &BenchSpec) -> Result<BenchTree, String> {
                 let diagnosis = if roll < 2 {
                     "{\"blocks\": [ {\"path\": \"src/mod1.py\", \"start_line\": 3".to_string()
                 } else if roll < 4 {
-                    json!({"blocks": [{"path": "../outside.py", "start_line": 1, "end_line": 2}]}).to_string()
+                    json!({"blocks": [{"path": "../outside.py", "start_line": 1, "end_line": 2}]})
+                        .to_string()
                 } else {
                     let mut blocks = Vec::new();
                     for (f, s, e) in &labels[i] {
@@ -147,7 +175,10 @@ pub fn generate(root: &Path, spec: &BenchSpec) -> Result<BenchTree, String> {
                     w.write(&adir.join("diagnosis.json"), &diagnosis)?;
                 }
                 let leak = rng.below(100) == 0;
-                w.write(&adir.join("trajectory.json"), &trajectory(&id, k, leak, &mut rng).to_string())?;
+                w.write(
+                    &adir.join("trajectory.json"),
+                    &trajectory(&id, k, leak, &mut rng).to_string(),
+                )?;
             }
         }
         config_dirs.push(cdir);
@@ -175,9 +206,13 @@ fn trajectory(id: &str, k: usize, leak: bool, rng: &mut Xoshiro256) -> serde_jso
             1 => format!("sed -n '{},{}p' src/mod{f}.py", 10 * n + 1, 10 * n + 60),
             _ => "git log --oneline -5 && git status".to_string(),
         };
-        steps.push(json!({"kind": "thought", "text": format!("Step {n}: look at mod{f} for the stall")}));
-        steps.push(json!({"kind": "action", "tool": "bash", "args": {"command": cmd},
-            "paths_read": [{"path": format!("src/mod{f}.py"), "start_line": 1, "end_line": 60}]}));
+        steps.push(
+            json!({"kind": "thought", "text": format!("Step {n}: look at mod{f} for the stall")}),
+        );
+        steps.push(
+            json!({"kind": "action", "tool": "bash", "args": {"command": cmd},
+            "paths_read": [{"path": format!("src/mod{f}.py"), "start_line": 1, "end_line": 60}]}),
+        );
         steps.push(json!({"kind": "observation",
             "text": "    value = compute(value)  # a line of code\n".repeat(40)}));
     }

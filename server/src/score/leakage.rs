@@ -20,6 +20,7 @@
 use crate::attempt::{Step, StepKind};
 use crate::incident::{FixSource, Incident, RepositorySource};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// What the guard needs to know about the incident and the configuration.
 pub struct LeakageContext<'a> {
@@ -80,11 +81,80 @@ pub struct Leakage {
     pub reasons: Vec<LeakageFlag>,
 }
 
+/// A step as the guard reads it: borrowed from the trajectory's text where it can be (a
+/// results tree holds hundreds of megabytes of trajectories), and lenient about step kinds
+/// it does not know: those are checked like actions, so an odd kind cannot hide a command.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StepView<'a> {
+    #[serde(default)]
+    pub index: u32,
+    #[serde(borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub tool: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub args: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub paths_read: Vec<PathView<'a>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PathView<'a> {
+    #[serde(borrow)]
+    pub path: Cow<'a, str>,
+}
+
+impl<'a> StepView<'a> {
+    pub fn from_step(step: &'a Step) -> StepView<'a> {
+        let kind = match step.kind {
+            StepKind::Thought => "thought",
+            StepKind::Action => "action",
+            StepKind::Observation => "observation",
+            StepKind::Submit => "submit",
+            StepKind::Error => "error",
+        };
+        StepView {
+            index: step.index,
+            kind: Some(Cow::Borrowed(kind)),
+            tool: step.tool.as_deref().map(Cow::Borrowed),
+            args: step.args.clone(),
+            text: step.text.as_deref().map(Cow::Borrowed),
+            paths_read: step
+                .paths_read
+                .iter()
+                .map(|p| PathView {
+                    path: Cow::Borrowed(p.path.as_str()),
+                })
+                .collect(),
+        }
+    }
+
+    fn is_observation(&self) -> bool {
+        self.kind.as_deref() == Some("observation")
+    }
+
+    /// Actions, and any kind the contract does not name.
+    fn is_action(&self) -> bool {
+        !matches!(
+            self.kind.as_deref(),
+            Some("thought" | "observation" | "submit" | "error")
+        )
+    }
+}
+
 /// Checks every step of a trajectory against the rules of this module.
 pub fn check(ctx: &LeakageContext, steps: &[Step]) -> Leakage {
+    let views: Vec<StepView> = steps.iter().map(StepView::from_step).collect();
+    check_views(ctx, &views)
+}
+
+/// `check` over steps as read straight from `trajectory.json` / `trajectory.jsonl`.
+pub fn check_views(ctx: &LeakageContext, steps: &[StepView]) -> Leakage {
     let mut flags: Vec<LeakageFlag> = Vec::new();
-    // Commit ids the workspace itself showed the agent (its one commit), allowed in git commands.
-    let mut seen_ids: Vec<String> = Vec::new();
+    // What tools printed so far: a commit id found there is the workspace's own commit.
+    let mut printed: Vec<&str> = Vec::new();
     for step in steps {
         let mut add = |rule: &str, reason: String| {
             // One flag per rule and step keeps the report short.
@@ -102,11 +172,11 @@ pub fn check(ctx: &LeakageContext, steps: &[Step]) -> Leakage {
         }
         if let Some(fix) = &ctx.fix_commit {
             let mut all = named.clone();
-            if step.kind == StepKind::Observation {
-                all.extend(step.text.iter().map(|t| t.as_str()));
+            if step.is_observation() {
+                all.extend(step.text.as_deref());
             }
             for text in all {
-                if let Some(tok) = hex_tokens(text).find(|t| fix.starts_with(&t.to_ascii_lowercase())) {
+                if let Some(tok) = names_commit(text, fix) {
                     add(
                         "fix-commit",
                         format!("names {tok}, the id of the upstream fix commit"),
@@ -114,19 +184,17 @@ pub fn check(ctx: &LeakageContext, steps: &[Step]) -> Leakage {
                 }
             }
         }
-        if step.kind == StepKind::Action {
+        if step.is_action() {
             check_tool(ctx, step, &mut add);
             for cmd in command_strings(step) {
                 for words in simple_commands(&cmd) {
-                    check_command(ctx, &words, &seen_ids, &mut add);
+                    check_command(ctx, &words, &printed, &mut add);
                 }
                 check_inline_network(ctx, &cmd, &mut add);
             }
         }
-        if step.kind == StepKind::Observation {
-            if let Some(t) = &step.text {
-                seen_ids.extend(hex_tokens(t).map(|s| s.to_ascii_lowercase()));
-            }
+        if step.is_observation() {
+            printed.extend(step.text.as_deref());
         }
     }
     Leakage {
@@ -137,18 +205,26 @@ pub fn check(ctx: &LeakageContext, steps: &[Step]) -> Leakage {
 
 /// The texts in which a step reads or names something: its text (not for observations, whose
 /// text is what a tool printed), every string in its tool arguments, and the paths it read.
-fn named_texts(step: &Step) -> Vec<&str> {
+fn named_texts<'s>(step: &'s StepView) -> Vec<&'s str> {
     let mut out = Vec::new();
-    if step.kind != StepKind::Observation {
-        if let Some(t) = &step.text {
-            out.push(t.as_str());
-        }
+    if !step.is_observation() {
+        out.extend(step.text.as_deref());
         if let Some(a) = &step.args {
             json_strings(a, &mut out);
         }
     }
-    out.extend(step.paths_read.iter().map(|p| p.path.as_str()));
+    out.extend(step.paths_read.iter().map(|p| p.path.as_ref()));
     out
+}
+
+/// True when a tool printed a commit id that `rev` abbreviates (or that abbreviates `rev`).
+fn was_printed(printed: &[&str], rev: &str) -> bool {
+    printed.iter().any(|t| {
+        hex_tokens(t).any(|tok| {
+            let tok = tok.to_ascii_lowercase();
+            tok.starts_with(rev) || rev.starts_with(tok.as_str())
+        })
+    })
 }
 
 fn json_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
@@ -162,11 +238,17 @@ fn json_strings<'v>(v: &'v serde_json::Value, out: &mut Vec<&'v str>) {
 
 fn check_names(ctx: &LeakageContext, text: &str, add: &mut impl FnMut(&str, String)) {
     if let Some(p) = file_mention(text, "labels.json", ctx.repo_has_file) {
-        add("labels", format!("reads or names {p}, the incident's labels"));
+        add(
+            "labels",
+            format!("reads or names {p}, the incident's labels"),
+        );
     }
     if let Some(name) = &ctx.fix_patch {
         if let Some(p) = file_mention(text, name, ctx.repo_has_file) {
-            add("fix-patch", format!("reads or names {p}, the incident's fix"));
+            add(
+                "fix-patch",
+                format!("reads or names {p}, the incident's fix"),
+            );
         }
     }
     if text.contains("distdebug/repos") {
@@ -180,16 +262,12 @@ fn check_names(ctx: &LeakageContext, text: &str, add: &mut impl FnMut(&str, Stri
 /// Finds a path-like token in `text` whose last component is `name` (ASCII case-insensitive).
 /// Returns it unless it is a relative path to a file that exists in the repository.
 fn file_mention(text: &str, name: &str, repo_has_file: &dyn Fn(&str) -> bool) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    let name = name.to_ascii_lowercase();
     let bytes = text.as_bytes();
-    let mut from = 0;
-    while let Some(off) = lower[from..].find(&name) {
-        let at = from + off;
+    for at in find_ignore_case(bytes, name.as_bytes()) {
         let end = at + name.len();
-        from = end;
         let before_ok = at == 0 || !is_name_byte(bytes[at - 1]);
-        let after_ok = end == bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
+        let after_ok =
+            end == bytes.len() || !(bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_');
         if !before_ok || !after_ok {
             continue;
         }
@@ -200,12 +278,35 @@ fn file_mention(text: &str, name: &str, repo_has_file: &dyn Fn(&str) -> bool) ->
         let token = &text[start..end];
         let rel = crate::util::paths::normalize_rel(token);
         let relative = !token.starts_with('/') && !token.starts_with('~') && !token.contains(':');
-        if relative && crate::util::paths::unsafe_rel_path_reason(&rel).is_none() && repo_has_file(&rel) {
+        if relative
+            && crate::util::paths::unsafe_rel_path_reason(&rel).is_none()
+            && repo_has_file(&rel)
+        {
             continue;
         }
         return Some(token.to_string());
     }
     None
+}
+
+/// Start offsets of `needle` in `hay`, ASCII case-insensitive, without copying either.
+fn find_ignore_case<'h>(hay: &'h [u8], needle: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+    let first = needle.first().copied().unwrap_or(0);
+    hay.windows(needle.len().max(1))
+        .enumerate()
+        .filter(move |(_, w)| w[0].eq_ignore_ascii_case(&first) && w.eq_ignore_ascii_case(needle))
+        .map(|(i, _)| i)
+}
+
+/// The stand-alone hex token in `text` that is a prefix (7 digits or more) of `commit`, if
+/// any. A quick search for the first 7 digits rules out almost every text first.
+fn names_commit<'t>(text: &'t str, commit: &str) -> Option<&'t str> {
+    // Ids are printed in lowercase (git) or, rarely, uppercase; std's substring search is fast.
+    let head = commit.get(..7)?.to_ascii_lowercase();
+    if !text.contains(&head) && !text.contains(&head.to_ascii_uppercase()) {
+        return None;
+    }
+    hex_tokens(text).find(|t| commit.starts_with(&t.to_ascii_lowercase()))
 }
 
 /// Bytes that continue a file name (so `my-labels.json` is not `labels.json`).
@@ -222,21 +323,27 @@ fn hex_tokens(text: &str) -> impl Iterator<Item = &str> {
 /// Tools whose name says they reach the web.
 fn is_web_tool(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["web", "http", "browse", "internet", "url", "google", "download", "wget", "curl"]
-        .iter()
-        .any(|w| n.contains(w))
+    [
+        "web", "http", "browse", "internet", "url", "google", "download", "wget", "curl",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
 }
 
 /// Tools that run shell commands (their arguments are command lines).
 fn is_shell_tool(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    let exact = ["sh", "bash", "zsh", "shell", "terminal", "exec", "execute", "run", "cmd", "command"];
+    let exact = [
+        "sh", "bash", "zsh", "shell", "terminal", "exec", "execute", "run", "cmd", "command",
+    ];
     exact.contains(&n.as_str())
-        || ["bash", "shell", "terminal", "command", "exec"].iter().any(|w| n.contains(w))
+        || ["bash", "shell", "terminal", "command", "exec"]
+            .iter()
+            .any(|w| n.contains(w))
 }
 
-fn check_tool(ctx: &LeakageContext, step: &Step, add: &mut impl FnMut(&str, String)) {
-    let Some(tool) = &step.tool else {
+fn check_tool(ctx: &LeakageContext, step: &StepView, add: &mut impl FnMut(&str, String)) {
+    let Some(tool) = step.tool.as_deref() else {
         return;
     };
     if !is_web_tool(tool) {
@@ -255,7 +362,7 @@ fn check_tool(ctx: &LeakageContext, step: &Step, add: &mut impl FnMut(&str, Stri
 /// The command lines of an action step: every string argument of a shell-like tool (or of a
 /// step with no tool name) and its text, else only the arguments named like a command.
 /// An argv array is joined with spaces.
-fn command_strings(step: &Step) -> Vec<String> {
+fn command_strings(step: &StepView) -> Vec<String> {
     let shell = step.tool.as_deref().is_none_or(is_shell_tool);
     let as_command = |v: &serde_json::Value| -> Option<String> {
         match v {
@@ -271,7 +378,8 @@ fn command_strings(step: &Step) -> Vec<String> {
     match &step.args {
         Some(serde_json::Value::Object(o)) => {
             for (k, v) in o {
-                let commandish = matches!(k.as_str(), "command" | "cmd" | "script" | "shell" | "argv");
+                let commandish =
+                    matches!(k.as_str(), "command" | "cmd" | "script" | "shell" | "argv");
                 if shell || commandish {
                     out.extend(as_command(v));
                 }
@@ -281,7 +389,7 @@ fn command_strings(step: &Step) -> Vec<String> {
         _ => {}
     }
     if shell {
-        out.extend(step.text.clone());
+        out.extend(step.text.as_deref().map(str::to_string));
     }
     out
 }
@@ -378,7 +486,10 @@ fn strip_wrappers(words: &[String]) -> &[String] {
         let prog = program_name(w);
         if is_assignment(w) {
             i += 1; // VAR=value
-        } else if matches!(prog, "env" | "sudo" | "time" | "nohup" | "nice" | "command" | "exec" | "xargs" | "stdbuf") {
+        } else if matches!(
+            prog,
+            "env" | "sudo" | "time" | "nohup" | "nice" | "command" | "exec" | "xargs" | "stdbuf"
+        ) {
             i += 1;
             while i < words.len() && words[i].starts_with('-') {
                 i += 1;
@@ -401,7 +512,8 @@ fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
             let mut c = name.chars();
-            c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+            c.next()
+                .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
                 && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
         }
         None => false,
@@ -415,27 +527,67 @@ const NET_PROGRAMS: &[&str] = &[
 
 /// Git subcommands whose arguments name revisions.
 const REV_SUBCOMMANDS: &[&str] = &[
-    "show", "log", "diff", "checkout", "switch", "cat-file", "ls-tree", "rev-list", "shortlog",
-    "whatchanged", "blame", "format-patch", "cherry-pick", "merge-base", "reset", "restore",
-    "archive", "name-rev", "rev-parse", "difftool", "range-diff", "branch", "worktree",
+    "show",
+    "log",
+    "diff",
+    "checkout",
+    "switch",
+    "cat-file",
+    "ls-tree",
+    "rev-list",
+    "shortlog",
+    "whatchanged",
+    "blame",
+    "format-patch",
+    "cherry-pick",
+    "merge-base",
+    "reset",
+    "restore",
+    "archive",
+    "name-rev",
+    "rev-parse",
+    "difftool",
+    "range-diff",
+    "branch",
+    "worktree",
 ];
 
 /// Git subcommands that walk refs, where `--all`, `--tags`… reach beyond the buggy revision.
 const WALK_SUBCOMMANDS: &[&str] = &[
-    "log", "show", "rev-list", "shortlog", "whatchanged", "show-branch", "describe",
-    "for-each-ref", "branch", "name-rev",
+    "log",
+    "show",
+    "rev-list",
+    "shortlog",
+    "whatchanged",
+    "show-branch",
+    "describe",
+    "for-each-ref",
+    "branch",
+    "name-rev",
 ];
 
 /// Options of git commands that take a value that is not a revision (a search string…).
 const VALUE_OPTIONS: &[&str] = &[
-    "-S", "-G", "--grep", "--author", "--committer", "-n", "--max-count", "--since", "--until",
-    "--after", "--before", "--format", "--pretty", "-L",
+    "-S",
+    "-G",
+    "--grep",
+    "--author",
+    "--committer",
+    "-n",
+    "--max-count",
+    "--since",
+    "--until",
+    "--after",
+    "--before",
+    "--format",
+    "--pretty",
+    "-L",
 ];
 
 fn check_command(
     ctx: &LeakageContext,
     words: &[String],
-    seen_ids: &[String],
+    printed: &[&str],
     add: &mut impl FnMut(&str, String),
 ) {
     let words = strip_wrappers(words);
@@ -449,28 +601,40 @@ fn check_command(
     let all_allowed = !hosts.is_empty() && hosts.iter().all(|h| host_allowed(ctx, h));
 
     if NET_PROGRAMS.contains(&prog) && !all_allowed {
-        add("network", format!("runs `{}`, which reaches the network", clip(&shown)));
+        add(
+            "network",
+            format!("runs `{}`, which reaches the network", clip(&shown)),
+        );
         return;
     }
-    let sub = args.iter().find(|a| !a.starts_with('-')).map(|s| s.as_str());
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(|s| s.as_str());
     let downloads = match prog {
         "pip" | "pip3" | "uv" => matches!(sub, Some("download" | "install")),
-        p if p.starts_with("python") => {
-            args.windows(3).any(|w| w[0] == "-m" && w[1] == "pip" && matches!(w[2].as_str(), "download" | "install"))
-        }
+        p if p.starts_with("python") => args.windows(3).any(|w| {
+            w[0] == "-m" && w[1] == "pip" && matches!(w[2].as_str(), "download" | "install")
+        }),
         "npm" | "pnpm" | "yarn" => matches!(sub, Some("install" | "i" | "ci" | "add" | "fetch")),
-        "go" => matches!(sub, Some("get")) || args.windows(2).any(|w| w[0] == "mod" && w[1] == "download"),
+        "go" => {
+            matches!(sub, Some("get"))
+                || args.windows(2).any(|w| w[0] == "mod" && w[1] == "download")
+        }
         "cargo" => matches!(sub, Some("install" | "fetch")),
         "gem" | "brew" | "conda" => matches!(sub, Some("install")),
         "apt" | "apt-get" => matches!(sub, Some("install" | "download" | "update" | "source")),
         _ => false,
     };
     if downloads {
-        add("network", format!("runs `{}`, which downloads from the network", clip(&shown)));
+        add(
+            "network",
+            format!("runs `{}`, which downloads from the network", clip(&shown)),
+        );
         return;
     }
     if prog == "git" {
-        check_git(ctx, args, &shown, &hosts, seen_ids, add);
+        check_git(ctx, args, &shown, &hosts, printed, add);
     }
 }
 
@@ -479,13 +643,16 @@ fn check_git(
     args: &[String],
     shown: &str,
     hosts: &[String],
-    seen_ids: &[String],
+    printed: &[&str],
     add: &mut impl FnMut(&str, String),
 ) {
     // Skip git's global options (`-C dir`, `-c k=v`, `--git-dir dir`, `--no-pager`…).
     let mut i = 0;
     while i < args.len() && args[i].starts_with('-') {
-        let takes_value = matches!(args[i].as_str(), "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace");
+        let takes_value = matches!(
+            args[i].as_str(),
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace"
+        );
         i += if takes_value { 2 } else { 1 };
     }
     let Some(sub) = args.get(i).map(|s| s.as_str()) else {
@@ -496,15 +663,23 @@ fn check_git(
     let history = |why: &str| format!("runs `{shown}`: {why}");
     match sub {
         "fetch" | "pull" | "clone" | "ls-remote" => {
-            add("git-history", history("reaches history beyond the buggy revision"));
-            if hosts.iter().any(|h| !host_allowed(ctx, h)) || rest.iter().any(|a| a.contains('@') && a.contains(':')) {
+            add(
+                "git-history",
+                history("reaches history beyond the buggy revision"),
+            );
+            if hosts.iter().any(|h| !host_allowed(ctx, h))
+                || rest.iter().any(|a| a.contains('@') && a.contains(':'))
+            {
                 add("network", history("contacts a remote repository"));
             }
             return;
         }
         "remote" | "submodule"
             if rest.first().is_some_and(|a| {
-                matches!(a.as_str(), "add" | "update" | "set-url" | "show" | "prune" | "sync" | "fetch")
+                matches!(
+                    a.as_str(),
+                    "add" | "update" | "set-url" | "show" | "prune" | "sync" | "fetch"
+                )
             }) =>
         {
             add("git-history", history("reaches a remote repository"));
@@ -525,11 +700,26 @@ fn check_git(
         let walk = before_dashdash.iter().find(|a| {
             matches!(
                 a.as_str(),
-                "--all" | "--branches" | "--remotes" | "--tags" | "--reflog" | "--walk-reflogs" | "-g" | "-a" | "-r" | "--contains"
-            ) || a.starts_with("--glob") || a.starts_with("--branches=") || a.starts_with("--tags=") || a.starts_with("--remotes=")
+                "--all"
+                    | "--branches"
+                    | "--remotes"
+                    | "--tags"
+                    | "--reflog"
+                    | "--walk-reflogs"
+                    | "-g"
+                    | "-a"
+                    | "-r"
+                    | "--contains"
+            ) || a.starts_with("--glob")
+                || a.starts_with("--branches=")
+                || a.starts_with("--tags=")
+                || a.starts_with("--remotes=")
         });
         if let Some(w) = walk {
-            add("git-history", history(&format!("`{w}` walks refs beyond the buggy revision")));
+            add(
+                "git-history",
+                history(&format!("`{w}` walks refs beyond the buggy revision")),
+            );
             return;
         }
     }
@@ -550,20 +740,38 @@ fn check_git(
             add("git-history", history("names a reflog entry"));
             return;
         }
-        let beyond = ["refs/tags", "refs/remotes", "refs/original", "FETCH_HEAD", "ORIG_HEAD", "origin/", "upstream/"];
-        if let Some(r) = beyond.iter().find(|r| a.starts_with(**r) || a.contains(&format!(":{r}"))) {
-            add("git-history", history(&format!("names {r}, a ref beyond the buggy revision")));
+        let beyond = [
+            "refs/tags",
+            "refs/remotes",
+            "refs/original",
+            "FETCH_HEAD",
+            "ORIG_HEAD",
+            "origin/",
+            "upstream/",
+        ];
+        if let Some(r) = beyond
+            .iter()
+            .find(|r| a.starts_with(**r) || a.contains(&format!(":{r}")))
+        {
+            add(
+                "git-history",
+                history(&format!("names {r}, a ref beyond the buggy revision")),
+            );
             return;
         }
         if REV_SUBCOMMANDS.contains(&sub) {
             for rev in revisions(a) {
                 let rev = rev.to_ascii_lowercase();
-                let is_buggy = ctx.buggy_commit.as_deref().is_some_and(|b| b.starts_with(&rev));
-                let was_shown = seen_ids.iter().any(|s| s.starts_with(&rev) || rev.starts_with(s.as_str()));
-                if !is_buggy && !was_shown {
+                let is_buggy = ctx
+                    .buggy_commit
+                    .as_deref()
+                    .is_some_and(|b| b.starts_with(&rev));
+                if !is_buggy && !was_printed(printed, &rev) {
                     add(
                         "git-history",
-                        history(&format!("names commit {rev}, which the workspace never showed")),
+                        history(&format!(
+                            "names commit {rev}, which the workspace never showed"
+                        )),
                     );
                     return;
                 }
@@ -585,13 +793,24 @@ fn revisions(arg: &str) -> Vec<&str> {
 /// Inline code that opens connections (`python -c "urllib.request.urlopen(...)"`, `/dev/tcp`).
 fn check_inline_network(ctx: &LeakageContext, cmd: &str, add: &mut impl FnMut(&str, String)) {
     const SIGNS: &[&str] = &[
-        "urllib.request", "urlopen(", "requests.get(", "requests.post(", "http.client",
-        "/dev/tcp/", "socket.create_connection", "http.Get(", "Net::HTTP", "httpx.",
+        "urllib.request",
+        "urlopen(",
+        "requests.get(",
+        "requests.post(",
+        "http.client",
+        "/dev/tcp/",
+        "socket.create_connection",
+        "http.Get(",
+        "Net::HTTP",
+        "httpx.",
     ];
     if let Some(sign) = SIGNS.iter().find(|s| cmd.contains(**s)) {
         let hosts = url_hosts(cmd);
         if hosts.is_empty() || hosts.iter().any(|h| !host_allowed(ctx, h)) {
-            add("network", format!("runs code that opens a connection ({sign})"));
+            add(
+                "network",
+                format!("runs code that opens a connection ({sign})"),
+            );
         }
     }
 }
@@ -603,7 +822,9 @@ fn url_hosts(s: &str) -> Vec<String> {
     let mut rest = s;
     while let Some(i) = rest.find("://") {
         let after = &rest[i + 3..];
-        let end = after.find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | ' ' | ')')).unwrap_or(after.len());
+        let end = after
+            .find(['/', '?', '#', '"', '\'', ' ', ')'])
+            .unwrap_or(after.len());
         let authority = &after[..end];
         let host = authority.rsplit('@').next().unwrap_or(authority);
         if !host.is_empty() {
@@ -714,16 +935,27 @@ mod tests {
     fn labels_json_read_or_named_is_flagged() {
         let c = ctx_patch();
         assert_eq!(
-            rules(&c, vec![read("src/raft.go"), read("../incidents/x/labels.json")]),
+            rules(
+                &c,
+                vec![read("src/raft.go"), read("../incidents/x/labels.json")]
+            ),
             [(1, "labels".to_string())]
         );
-        assert!(flagged(&c, vec![bash("cat /work/incidents/x/labels.json | head")], "labels"));
+        assert!(flagged(
+            &c,
+            vec![bash("cat /work/incidents/x/labels.json | head")],
+            "labels"
+        ));
         assert!(flagged(
             &c,
             vec![Step::new(StepKind::Thought).with_text("Let me peek at labels.json first")],
             "labels"
         ));
-        assert!(flagged(&c, vec![bash("find / -name 'LABELS.JSON'")], "labels"));
+        assert!(flagged(
+            &c,
+            vec![bash("find / -name 'LABELS.JSON'")],
+            "labels"
+        ));
     }
 
     #[test]
@@ -744,28 +976,60 @@ mod tests {
     #[test]
     fn fix_patch_read_or_named_is_flagged() {
         let c = ctx_patch();
-        assert!(flagged(&c, vec![bash("git apply ../fix.patch")], "fix-patch"));
+        assert!(flagged(
+            &c,
+            vec![bash("git apply ../fix.patch")],
+            "fix-patch"
+        ));
         assert!(flagged(&c, vec![read("/tmp/inc/fix.patch")], "fix-patch"));
-        assert!(!flagged(&c, vec![bash("ls src/ && cat prefix.patch fix.patches")], "fix-patch"));
+        assert!(!flagged(
+            &c,
+            vec![bash("ls src/ && cat prefix.patch fix.patches")],
+            "fix-patch"
+        ));
         // An incident whose fix is a commit has no patch file to leak.
-        assert!(!flagged(&ctx_commit(), vec![read("/tmp/fix.patch")], "fix-patch"));
+        assert!(!flagged(
+            &ctx_commit(),
+            vec![read("/tmp/fix.patch")],
+            "fix-patch"
+        ));
     }
 
     #[test]
     fn the_fix_commit_id_is_flagged_wherever_it_appears() {
         let c = ctx_commit();
-        assert!(flagged(&c, vec![bash(&format!("git show {}", &FIX[..7]))], "fix-commit"));
-        assert!(flagged(&c, vec![observe(&format!("commit {FIX}\nAuthor: x"))], "fix-commit"));
+        assert!(flagged(
+            &c,
+            vec![bash(&format!("git show {}", &FIX[..7]))],
+            "fix-commit"
+        ));
+        assert!(flagged(
+            &c,
+            vec![observe(&format!("commit {FIX}\nAuthor: x"))],
+            "fix-commit"
+        ));
         assert!(flagged(
             &c,
             vec![Step::new(StepKind::Submit).with_text(format!("fixed upstream in {}", &FIX[..10]))],
             "fix-commit"
         ));
         // Six digits are too short to be an id; another id is not the fix.
-        assert!(!flagged(&c, vec![observe(&format!("x {} y", &FIX[..6]))], "fix-commit"));
-        assert!(!flagged(&c, vec![observe("commit 1234567890abcdef")], "fix-commit"));
+        assert!(!flagged(
+            &c,
+            vec![observe(&format!("x {} y", &FIX[..6]))],
+            "fix-commit"
+        ));
+        assert!(!flagged(
+            &c,
+            vec![observe("commit 1234567890abcdef")],
+            "fix-commit"
+        ));
         // Inside a longer word it is not an id.
-        assert!(!flagged(&c, vec![observe(&format!("{}zz", &FIX[..8]))], "fix-commit"));
+        assert!(!flagged(
+            &c,
+            vec![observe(&format!("{}zz", &FIX[..8]))],
+            "fix-commit"
+        ));
     }
 
     #[test]
@@ -839,8 +1103,10 @@ mod tests {
         ] {
             assert!(flagged(&c, vec![bash(cmd)], "network"), "{cmd}");
         }
-        let web = Step::new(StepKind::Action)
-            .with_tool("web_search", json!({"query": "etcd raft inflight bytes bug"}));
+        let web = Step::new(StepKind::Action).with_tool(
+            "web_search",
+            json!({"query": "etcd raft inflight bytes bug"}),
+        );
         assert!(flagged(&c, vec![web], "network"));
     }
 
@@ -858,7 +1124,8 @@ mod tests {
             assert_eq!(rules(&c, vec![bash(cmd)]), [], "{cmd}");
         }
         // A search tool over the repository is not a web tool.
-        let s = Step::new(StepKind::Action).with_tool("grep", json!({"pattern": "wget", "path": "src"}));
+        let s = Step::new(StepKind::Action)
+            .with_tool("grep", json!({"pattern": "wget", "path": "src"}));
         assert_eq!(rules(&c, vec![s]), []);
         // A thought may mention a command without running it.
         let t = Step::new(StepKind::Thought).with_text("I cannot curl the upstream repo offline");
@@ -868,7 +1135,11 @@ mod tests {
     #[test]
     fn the_repository_cache_is_flagged() {
         let c = ctx_patch();
-        assert!(flagged(&c, vec![bash("ls ~/.cache/distdebug/repos")], "repo-cache"));
+        assert!(flagged(
+            &c,
+            vec![bash("ls ~/.cache/distdebug/repos")],
+            "repo-cache"
+        ));
         assert!(!flagged(&c, vec![bash("ls ~/.cache/pip")], "repo-cache"));
     }
 
@@ -890,10 +1161,35 @@ mod tests {
             .collect();
         let l = check(&c, &steps);
         assert!(l.flagged);
-        assert_eq!(l.reasons.len(), 2, "one flag per rule and step: {:?}", l.reasons);
+        assert_eq!(
+            l.reasons.len(),
+            2,
+            "one flag per rule and step: {:?}",
+            l.reasons
+        );
         assert_eq!(l.reasons[0].step, 11);
-        assert!(l.reasons[0].reason.contains("git log --all"), "{}", l.reasons[0].reason);
+        assert!(
+            l.reasons[0].reason.contains("git log --all"),
+            "{}",
+            l.reasons[0].reason
+        );
         assert_eq!(l.reasons[1].step, 12);
+    }
+
+    #[test]
+    fn steps_of_kinds_the_contract_does_not_name_are_checked_like_actions() {
+        let c = ctx_patch();
+        let text = r#"{"index": 3, "kind": "tool_call", "tool": "bash", "args": {"command": "curl https://example.org"}}"#;
+        let step: StepView = serde_json::from_str(text).unwrap();
+        let l = check_views(&c, &[step]);
+        assert_eq!(l.reasons.len(), 1);
+        assert_eq!(
+            (l.reasons[0].step, l.reasons[0].rule.as_str()),
+            (3, "network")
+        );
+        // A step with no kind at all, too.
+        let step: StepView = serde_json::from_str(r#"{"args": ["git", "fetch"]}"#).unwrap();
+        assert!(check_views(&c, &[step]).flagged);
     }
 
     #[test]

@@ -226,18 +226,27 @@ mod tests {
     #[test]
     fn the_worked_example_of_docs_scoring() {
         // docs/scoring.md, "A worked example": the numbers there are checked here.
-        let labels = [label("a.rs", 10, 19), label("a.rs", 40, 44), label("b.rs", 5, 9)];
-        let blocks = [
-            block("./a.rs", 15, 24),
-            block("a.rs", 20, 29),
-            block("c.rs", 1, 10),
-            block("a.rs", 95, 120),
+        let files = |p: &str| match p {
+            "src/Leader.java" => Some(100),
+            "src/Epoch.java" => Some(50),
+            _ => None,
+        };
+        let labels = [
+            label("src/Leader.java", 10, 19),
+            label("src/Leader.java", 40, 44),
+            label("src/Epoch.java", 5, 9),
         ];
-        let s = score_blocks(&labels, &blocks, &two_files);
+        let blocks = [
+            block("./src/Leader.java", 15, 24),
+            block("src/Leader.java", 20, 29),
+            block("src\\Quorum.java", 1, 10),
+            block("src/Leader.java", 95, 120),
+        ];
+        let s = score_blocks(&labels, &blocks, &files);
         assert_eq!(s.label_reached, [true, false, false]);
         assert_eq!(s.block_hit, [true, false, false, false]);
-        // lines(D): a.rs 15..29 (15 lines) + a.rs 95..100 (6, clipped) + c.rs 1..10 (10) = 31;
-        // lines(D) ∩ lines(L) = a.rs 15..19 = 5 lines.
+        // lines(D): Leader 15..29 (15 lines) + Leader 95..100 (6, clipped) + Quorum 1..10
+        // (10, no such file) = 31; lines(D) ∩ lines(L) = Leader 15..19 = 5 lines.
         assert!((s.metrics.block_coverage - 1.0 / 3.0).abs() < 1e-12);
         assert!((s.metrics.block_precision - 5.0 / 31.0).abs() < 1e-12);
         assert!((s.metrics.block_hit_rate - 0.25).abs() < 1e-12);
@@ -293,7 +302,11 @@ mod tests {
         let once = score_blocks(&labels, &[block("a.rs", 5, 14)], &two_files);
         let twice = score_blocks(
             &labels,
-            &[block("a.rs", 5, 14), block("a.rs", 5, 14), block("a.rs", 8, 12)],
+            &[
+                block("a.rs", 5, 14),
+                block("a.rs", 5, 14),
+                block("a.rs", 8, 12),
+            ],
             &two_files,
         );
         assert_eq!(once.metrics.block_precision, 0.6);
@@ -309,9 +322,17 @@ mod tests {
 
     #[test]
     fn touching_ranges_do_not_overlap() {
-        let s = score_blocks(&[label("a.rs", 10, 19)], &[block("a.rs", 20, 29)], &two_files);
+        let s = score_blocks(
+            &[label("a.rs", 10, 19)],
+            &[block("a.rs", 20, 29)],
+            &two_files,
+        );
         assert_eq!(s.label_reached, [false]);
-        let s = score_blocks(&[label("a.rs", 10, 19)], &[block("a.rs", 19, 29)], &two_files);
+        let s = score_blocks(
+            &[label("a.rs", 10, 19)],
+            &[block("a.rs", 19, 29)],
+            &two_files,
+        );
         assert_eq!(s.label_reached, [true]);
         // 19..29 is 11 lines, of which line 19 is labeled.
         assert!((s.metrics.block_precision - 1.0 / 11.0).abs() < 1e-12);
@@ -320,7 +341,11 @@ mod tests {
     #[test]
     fn paths_are_normalised_before_comparing() {
         let labels = [label("src/main/A.java", 3, 4)];
-        for p in ["./src/main/A.java", "src\\main\\A.java", "src//main/./A.java"] {
+        for p in [
+            "./src/main/A.java",
+            "src\\main\\A.java",
+            "src//main/./A.java",
+        ] {
             let s = score_blocks(&labels, &[block(p, 1, 3)], &no_files);
             assert_eq!(s.metrics.block_coverage, 1.0, "{p}");
             assert_eq!(s.metrics.file_coverage, 1.0, "{p}");
@@ -351,7 +376,11 @@ mod tests {
 
     fn arb_label() -> impl Strategy<Value = LabelBlock> {
         // Labels of a valid incident lie inside their files (a.rs: 100 lines, b.rs: 50).
-        (prop_oneof![Just("a.rs"), Just("b.rs")], 1u32..=50, 0u32..=50)
+        (
+            prop_oneof![Just("a.rs"), Just("b.rs")],
+            1u32..=50,
+            0u32..=50,
+        )
             .prop_map(|(p, s, len)| label(p, s, (s + len).min(50)))
     }
 

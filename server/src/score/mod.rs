@@ -213,7 +213,10 @@ pub fn score_configs(
             let per_incident: Vec<IncidentScore> = list
                 .iter()
                 .map(|(id, _)| {
-                    let attempts = by_key.get(&(c, id.as_str())).map(Vec::as_slice).unwrap_or(&[]);
+                    let attempts = by_key
+                        .get(&(c, id.as_str()))
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]);
                     protocol::score_incident(&incidents[id.as_str()].info, attempts, opts.attempts)
                 })
                 .collect();

@@ -242,7 +242,11 @@ pub struct ConfigScore {
 }
 
 /// Aggregates the incident scores of one configuration.
-pub fn score_config(name: &str, per_incident: Vec<IncidentScore>, opts: &ScoreOptions) -> ConfigScore {
+pub fn score_config(
+    name: &str,
+    per_incident: Vec<IncidentScore>,
+    opts: &ScoreOptions,
+) -> ConfigScore {
     let all: Vec<&IncidentScore> = per_incident.iter().collect();
     let overall = score_group(&all, opts);
     let mut systems: BTreeMap<&str, Vec<&IncidentScore>> = BTreeMap::new();
@@ -291,7 +295,13 @@ mod tests {
     use crate::score::attempt::AttemptScore;
     use crate::score::leakage::Leakage;
 
-    fn outcome(k: u32, valid: bool, flagged: bool, cov: f64, tokens: Option<u64>) -> AttemptOutcome {
+    fn outcome(
+        k: u32,
+        valid: bool,
+        flagged: bool,
+        cov: f64,
+        tokens: Option<u64>,
+    ) -> AttemptOutcome {
         AttemptOutcome {
             score: AttemptScore {
                 incident: "x".into(),
@@ -301,7 +311,11 @@ mod tests {
                 leakage: Leakage {
                     flagged,
                     reasons: if flagged {
-                        vec![LeakageFlag { step: 0, rule: "labels".into(), reason: "r".into() }]
+                        vec![LeakageFlag {
+                            step: 0,
+                            rule: "labels".into(),
+                            reason: "r".into(),
+                        }]
                     } else {
                         vec![]
                     },
@@ -319,7 +333,12 @@ mod tests {
     }
 
     fn info() -> IncidentInfo {
-        IncidentInfo { id: "x".into(), system: "S".into(), category: "logic".into(), tags: vec![] }
+        IncidentInfo {
+            id: "x".into(),
+            system: "S".into(),
+            category: "logic".into(),
+            tags: vec![],
+        }
     }
 
     #[test]
@@ -351,7 +370,11 @@ mod tests {
         let s = score_incident(&info(), &a, 3);
         assert_eq!(s.scored_attempts, 2);
         assert_eq!(s.block_coverage, 0.75);
-        assert_eq!(s.tokens_per_run, Some(10.0), "tokens over counted attempts only");
+        assert_eq!(
+            s.tokens_per_run,
+            Some(10.0),
+            "tokens over counted attempts only"
+        );
         assert!(s.flaky, "0.5 to 1.0 spans 50 points");
         assert_eq!(s.coverage_sd, 0.25);
     }
@@ -375,16 +398,77 @@ mod tests {
 
     #[test]
     fn an_incident_with_nothing_to_score_scores_zero_with_its_reason() {
-        let all_flagged = [outcome(1, true, true, 1.0, None), outcome(2, true, true, 1.0, None)];
+        let all_flagged = [
+            outcome(1, true, true, 1.0, None),
+            outcome(2, true, true, 1.0, None),
+        ];
         let s = score_incident(&info(), &all_flagged, 3);
-        assert_eq!((s.status, s.metrics()), (IncidentStatus::AllFlagged, Metrics::default()));
+        assert_eq!(
+            (s.status, s.metrics()),
+            (IncidentStatus::AllFlagged, Metrics::default())
+        );
         assert_eq!(s.tokens_per_run, None);
         let invalid = [outcome(1, false, false, 0.0, Some(3))];
         let s = score_incident(&info(), &invalid, 3);
         assert_eq!(s.status, IncidentStatus::NoValidAttempts);
         assert_eq!(s.tokens_per_run, None, "an invalid attempt is not counted");
         let s = score_incident(&info(), &[], 3);
-        assert_eq!((s.status, s.block_coverage), (IncidentStatus::NoAttempts, 0.0));
+        assert_eq!(
+            (s.status, s.block_coverage),
+            (IncidentStatus::NoAttempts, 0.0)
+        );
+    }
+
+    #[test]
+    fn the_protocol_example_of_docs_scoring() {
+        // docs/scoring.md, "Across attempts and incidents": the numbers there are checked here.
+        let with_file = |mut o: AttemptOutcome, file: f64| {
+            o.score.file_coverage = file;
+            o
+        };
+        let a = [
+            outcome(1, false, false, 0.0, Some(900)),
+            with_file(outcome(2, true, false, 0.5, Some(1000)), 1.0),
+            with_file(outcome(3, true, true, 1.0, Some(3000)), 1.0),
+            with_file(outcome(4, true, false, 0.0, Some(2000)), 0.5),
+            with_file(outcome(5, true, false, 1.0, Some(500)), 1.0),
+        ];
+        let b: Vec<_> = (1..=3)
+            .map(|k| with_file(outcome(k, true, false, 0.5, Some(4000)), 1.0))
+            .collect();
+        let ia = score_incident(
+            &IncidentInfo {
+                id: "a".into(),
+                ..info()
+            },
+            &a,
+            3,
+        );
+        let ib = score_incident(
+            &IncidentInfo {
+                id: "b".into(),
+                ..info()
+            },
+            &b,
+            3,
+        );
+        assert_eq!(
+            (ia.block_coverage, ia.file_coverage, ia.coverage_sd),
+            (0.25, 0.75, 0.25)
+        );
+        assert!(ia.flaky);
+        assert_eq!(ia.tokens_per_run, Some(2000.0));
+        assert_eq!(
+            (ib.block_coverage, ib.coverage_sd, ib.flaky),
+            (0.5, 0.0, false)
+        );
+        let c = score_config("cfg", vec![ia, ib], &ScoreOptions::default());
+        assert_eq!(c.block_coverage.mean, 0.375);
+        assert_eq!(c.file_coverage.mean, 0.875);
+        assert_eq!(c.gap_pp, 50.0);
+        assert_eq!(c.block_coverage.ci95, [0.25, 0.5]);
+        assert_eq!(c.tokens_per_run, Some(3000.0));
+        assert_eq!(c.flaky, 1);
     }
 
     #[test]
@@ -405,7 +489,9 @@ mod tests {
                 category: "logic".into(),
                 tags: tags.iter().map(|t| t.to_string()).collect(),
             };
-            let a: Vec<_> = (0..attempts).map(|k| outcome(k as u32 + 1, true, false, cov, Some(100))).collect();
+            let a: Vec<_> = (0..attempts)
+                .map(|k| outcome(k as u32 + 1, true, false, cov, Some(100)))
+                .collect();
             score_incident(&info, &a, 3)
         };
         // One incident with 3 attempts and one with 1: equal weights, so the mean is 0.5.
@@ -414,7 +500,14 @@ mod tests {
             mk("b", "etcd", &["cross-component", "cross-component"], 0.0, 1),
             mk("c", "etcd", &[], 0.5, 2),
         ];
-        let c = score_config("cfg", per, &ScoreOptions { bootstrap: 1000, ..Default::default() });
+        let c = score_config(
+            "cfg",
+            per,
+            &ScoreOptions {
+                bootstrap: 1000,
+                ..Default::default()
+            },
+        );
         assert_eq!(c.incidents, 3);
         assert_eq!(c.block_coverage.mean, 0.5);
         assert!((c.gap_pp - 50.0).abs() < 1e-9);

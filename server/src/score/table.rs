@@ -29,7 +29,8 @@ fn with_ci(m: &MeanCi) -> String {
 }
 
 fn tokens(t: Option<f64>) -> String {
-    t.map(|t| format!("{t:.0}")).unwrap_or_else(|| "n/a".to_string())
+    t.map(|t| format!("{t:.0}"))
+        .unwrap_or_else(|| "n/a".to_string())
 }
 
 fn gap(pp: f64) -> String {
@@ -52,7 +53,15 @@ pub fn render_table(report: &ScoreReport) -> String {
     let _ = writeln!(
         out,
         "{:<name_w$}  {:>9}  {:<25}  {:>9}  {:>8}  {:>8}  {:>6}  {:>10}  {:>5}",
-        "config", "incidents", "block coverage [95% CI]", "precision", "hit rate", "file cov", "gap pp", "tokens/run", "flaky"
+        "config",
+        "incidents",
+        "block coverage [95% CI]",
+        "precision",
+        "hit rate",
+        "file cov",
+        "gap pp",
+        "tokens/run",
+        "flaky"
     );
     for c in &report.configs {
         let _ = writeln!(
@@ -87,7 +96,12 @@ fn render_groups(
     if groups.is_empty() {
         return;
     }
-    let w = groups.keys().map(|k| k.chars().count()).max().unwrap_or(0).max(what.len());
+    let w = groups
+        .keys()
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(what.len());
     let _ = writeln!(out, "{config} by {what}");
     let _ = writeln!(
         out,
@@ -125,7 +139,15 @@ fn render_incidents(out: &mut String, c: &ConfigScore) {
     let _ = writeln!(
         out,
         "  {:<w$}  {:>8}  {:>9}  {:>8}  {:>8}  {:>7}  {:>5}  {:>8}  {:>10}",
-        "incident", "coverage", "precision", "hit rate", "file cov", "cov sd", "flaky", "attempts", "tokens/run"
+        "incident",
+        "coverage",
+        "precision",
+        "hit rate",
+        "file cov",
+        "cov sd",
+        "flaky",
+        "attempts",
+        "tokens/run"
     );
     for i in &c.per_incident {
         let _ = writeln!(
@@ -149,7 +171,11 @@ fn render_incidents(out: &mut String, c: &ConfigScore) {
                 let _ = writeln!(out, "    attempt {}: not schema-valid: {why}", a.attempt);
             }
             for f in &a.leakage {
-                let fate = if a.counted { "discarded" } else { "not counted" };
+                let fate = if a.counted {
+                    "discarded"
+                } else {
+                    "not counted"
+                };
                 let _ = writeln!(
                     out,
                     "    attempt {}: leakage ({fate}), step {} [{}]: {}",
