@@ -1,6 +1,8 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
+pub mod agent_args;
+pub mod agent_tool;
 pub mod bench;
 pub mod demo;
 pub mod incidents;
@@ -47,6 +49,9 @@ pub enum Command {
     /// Benchmarks that print figures
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Serves one sandboxed tool call of the model agent (internal)
+    #[command(hide = true)]
+    AgentTool,
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -88,6 +93,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
         Command::Bench(c) => bench::run(c),
+        Command::AgentTool => agent_tool::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
