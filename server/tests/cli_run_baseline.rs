@@ -77,6 +77,10 @@ fn run_writes_every_file_of_each_attempt_and_run_json() {
         assert!(e - s < 12, "a small block, not the whole file: {hit}");
         assert!(hit["rationale"].as_str().unwrap().contains("granted lease"));
 
+        let scores = read_json(&dir.join("diagnosis_scores.json"));
+        assert_eq!(scores["attempt"], k);
+        assert_eq!(scores["block_coverage"], 1.0, "{scores}");
+
         let t = read_json(&dir.join("trajectory.json"));
         assert_eq!(t["agent"], "baseline");
         assert_eq!(t["attempt"], k);
@@ -142,10 +146,14 @@ fn demo_runs_the_bundled_incidents_and_exits_zero() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("tiny-lease"), "{out}");
-    assert!(scratch
+    assert!(out.contains("block coverage"), "the score table: {out}");
+    let attempt = scratch
         .path()
-        .join("results/demo/tiny-lease/attempt-1/diagnosis.json")
-        .is_file());
+        .join("results/demo/baseline/tiny-lease/attempt-1");
+    assert!(attempt.join("diagnosis.json").is_file());
+    let scores = read_json(&attempt.join("diagnosis_scores.json"));
+    assert_eq!(scores["schema_valid"], true);
+    assert_eq!(scores["block_coverage"], 1.0, "{scores}");
 }
 
 #[test]

@@ -1,261 +1,135 @@
-//! `distdebug bench`: benchmarks that print figures. `bench index <dir>` times the repository
-//! index (and, side by side, parsing every file and `ctags -R`); `bench attempt <workspace>`
-//! times one full offline attempt.
+//! `distdebug bench ...`: benchmarks that print figures (never timed assertions in tests).
 
 use super::{CliError, CliResult};
-use crate::code::{IndexOptions, RepoIndex};
+use crate::score::{self, bench::BenchSpec, ScoreOptions};
 use clap::{Args, Subcommand};
-use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Time indexing a folder: files, bytes, blocks, seconds, MB/s
-    Index(IndexArgs),
+    Index(super::bench_baseline::IndexArgs),
     /// Time one full offline attempt on a workspace
-    Attempt(AttemptArgs),
+    Attempt(super::bench_baseline::AttemptArgs),
+    /// Time `score` on a synthetic results tree (default 17 configs x 120 incidents x 3 attempts)
+    Score(BenchScoreArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct IndexArgs {
-    /// The folder to index
-    pub dir: PathBuf,
-    /// Runs of each phase; the median is printed
+pub struct BenchScoreArgs {
+    #[arg(long, default_value_t = 17)]
+    pub configs: usize,
+    #[arg(long, default_value_t = 120)]
+    pub incidents: usize,
     #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    /// Also run `ctags -R` on the same folder for comparison
-    #[arg(long)]
-    pub ctags: bool,
-    /// Print one JSON object instead of text
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct AttemptArgs {
-    /// A prepared workspace, or any folder when --report is given
-    pub workspace: PathBuf,
-    /// The bug report (for a folder that is not a prepared workspace)
-    #[arg(long)]
-    pub report: Option<PathBuf>,
-    /// Evidence files (for a folder that is not a prepared workspace)
-    #[arg(long)]
-    pub evidence: Vec<PathBuf>,
-    /// Runs; the median is printed
+    pub attempts: usize,
+    /// Bootstrap resamples
+    #[arg(long, default_value_t = 10_000)]
+    pub bootstrap: usize,
+    /// Seed of the generator of the tree (and of the bootstrap)
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Timed runs after the first (which writes every diagnosis_scores.json)
     #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    /// Print one JSON object instead of text
-    #[arg(long)]
-    pub json: bool,
-    /// Also print the steps of the last run (what the agent did, with timings)
-    #[arg(long)]
-    pub steps: bool,
+    pub repeat: usize,
+    /// Generate the tree here and keep it (default: a temp folder, removed afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
 }
 
 pub fn run(c: BenchCommand) -> CliResult {
     match c {
-        BenchCommand::Index(a) => index(a),
-        BenchCommand::Attempt(a) => attempt(a),
+        BenchCommand::Index(a) => super::bench_baseline::index(a),
+        BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
+        BenchCommand::Score(a) => bench_score(a),
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
-}
-
-fn mbps(bytes: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        bytes as f64 / 1e6 / secs
-    } else {
-        0.0
-    }
-}
-
-fn index(a: IndexArgs) -> CliResult {
-    let runs = a.runs.max(1);
-    let opts = IndexOptions::default();
-    let mut index_secs = Vec::new();
-    let mut parse_secs = Vec::new();
-    let mut last = None;
-    let mut blocks = 0;
-    for _ in 0..runs {
-        let t = Instant::now();
-        let idx = RepoIndex::build(&a.dir, &opts)?;
-        index_secs.push(t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        blocks = idx.parse_all();
-        parse_secs.push(t.elapsed().as_secs_f64());
-        last = Some(idx);
-    }
-    let Some(idx) = last else {
-        return Err(CliError::usage("--runs must be at least 1"));
+fn bench_score(a: BenchScoreArgs) -> CliResult {
+    let tmp;
+    let root = match &a.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| CliError::bad_input(format!("{}: cannot create: {e}", d.display())))?;
+            d.clone()
+        }
+        None => {
+            tmp = tempfile::tempdir()
+                .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+            tmp.path().to_path_buf()
+        }
     };
-    let bytes = idx.bytes();
-    let files = idx.files.len();
-    let literals: usize = idx.files.iter().map(|f| f.literals.len()).sum();
-    let parsed_bytes: u64 = idx
-        .files
-        .iter()
-        .filter(|f| f.lang.grammar().is_some())
-        .map(|f| f.text.len() as u64)
-        .sum();
-    let (ti, tp) = (median(index_secs), median(parse_secs));
-    let ctags = if a.ctags {
-        Some(time_ctags(&a.dir, runs)?)
-    } else {
-        None
+    let spec = BenchSpec {
+        configs: a.configs,
+        incidents: a.incidents,
+        attempts: a.attempts,
+        seed: a.seed,
+    };
+    let t = Instant::now();
+    let tree = score::bench::generate(&root, &spec)?;
+    eprintln!(
+        "generated {} files ({:.1} MB) under {} in {:.2} s",
+        tree.files,
+        tree.bytes as f64 / 1e6,
+        root.display(),
+        t.elapsed().as_secs_f64()
+    );
+    let opts = ScoreOptions {
+        attempts: a.attempts.max(1),
+        bootstrap: a.bootstrap,
+        seed: a.seed,
     };
     let threads = rayon::current_num_threads();
-    if a.json {
-        println!(
-            "{}",
-            json!({
-                "dir": a.dir.display().to_string(),
-                "threads": threads,
-                "runs": runs,
-                "files": files,
-                "bytes": bytes,
-                "literals": literals,
-                "skipped": idx.skipped,
-                "index_seconds": ti,
-                "index_mb_per_s": mbps(bytes, ti),
-                "blocks": blocks,
-                "parse_all_seconds": tp,
-                "parse_all_mb_per_s": mbps(parsed_bytes, tp),
-                "ctags_seconds": ctags,
-            })
-        );
-        return Ok(());
+    // Wall time depends on what else the machine runs; CPU time (user + system) much less.
+    let time = |label: &str| -> Result<(f64, Option<f64>), CliError> {
+        let (t, cpu_before) = (Instant::now(), cpu_seconds());
+        let report = score::score_configs(&tree.config_dirs, &tree.incidents_dir, &opts)?;
+        let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_before
+            .zip(cpu_seconds())
+            .map(|(a, b)| ((b - a) * 100.0).round() / 100.0);
+        let attempts: usize = report
+            .configs
+            .iter()
+            .flat_map(|c| c.per_incident.iter())
+            .map(|i| i.attempts.len())
+            .sum();
+        let cpu_text = cpu
+            .map(|c| format!(", {c:.2} s of CPU"))
+            .unwrap_or_default();
+        println!("{label}: {attempts} attempts scored in {secs:.3} s{cpu_text}");
+        Ok((secs, cpu))
+    };
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string));
+    let (first, first_cpu) = time("first run (writes every diagnosis_scores.json)")?;
+    let mut again = Vec::new();
+    for i in 0..a.repeat {
+        let label = format!("run {} (scores unchanged, nothing written)", i + 2);
+        again.push(time(&label)?);
     }
-    println!(
-        "{} ({} threads, median of {runs} runs)",
-        a.dir.display(),
-        threads
-    );
-    println!(
-        "index:      {files} files, {bytes} bytes, {literals} string literals, {ti:.3} s, {:.1} MB/s",
-        mbps(bytes, ti)
-    );
-    println!(
-        "parse all:  {blocks} blocks, {parsed_bytes} bytes with a grammar, {tp:.3} s, {:.1} MB/s",
-        mbps(parsed_bytes, tp)
-    );
-    println!(
-        "skipped:    {} binary, {} too large, {} unreadable, {} links out of the folder",
-        idx.skipped.binary,
-        idx.skipped.too_large,
-        idx.skipped.unreadable,
-        idx.skipped.symlink_outside
-    );
-    if let Some(c) = ctags {
-        println!(
-            "ctags -R:   {c:.3} s, {:.1} MB/s (of the same indexed bytes)",
-            mbps(bytes, c)
-        );
-    }
+    again.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let median = again.get(again.len() / 2).copied();
+    let summary = serde_json::json!({
+        "bench": "score", "configs": a.configs, "incidents": a.incidents, "attempts": a.attempts,
+        "bootstrap": a.bootstrap, "threads": threads, "files": tree.files, "bytes": tree.bytes,
+        "load_before": load, "first_run_s": first, "first_run_cpu_s": first_cpu,
+        "rescore_median_s": median.map(|m| m.0), "rescore_median_cpu_s": median.and_then(|m| m.1),
+    });
+    println!("{summary}");
     Ok(())
 }
 
-/// Median wall time of `ctags -R` over `dir`, writing its tags to a temp file.
-fn time_ctags(dir: &Path, runs: usize) -> Result<f64, CliError> {
-    let tmp = tempfile::tempdir()
-        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
-    let tags = tmp.path().join("tags");
-    let mut secs = Vec::new();
-    for _ in 0..runs {
-        let t = Instant::now();
-        let status = std::process::Command::new("ctags")
-            .arg("-R")
-            .arg("-f")
-            .arg(&tags)
-            .arg(".")
-            .current_dir(dir)
-            .status()
-            .map_err(|e| CliError::bad_input(format!("cannot run ctags: {e}")))?;
-        if !status.success() {
-            return Err(CliError::bad_input(format!("ctags -R failed: {status}")));
-        }
-        secs.push(t.elapsed().as_secs_f64());
-    }
-    Ok(median(secs))
-}
-
-fn attempt(a: AttemptArgs) -> CliResult {
-    let runs = a.runs.max(1);
-    let input = bench_input(&a)?;
-    let rt = super::runtime()?;
-    let mut secs = Vec::new();
-    let mut blocks = 0;
-    let mut steps = 0;
-    let mut last_steps = Vec::new();
-    for _ in 0..runs {
-        let mut rec = crate::attempt::TrajectoryRecorder::in_memory();
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let cfg = crate::agent::baseline::BaselineConfig::default();
-        let t = Instant::now();
-        let out = rt.block_on(crate::agent::baseline::run(&cfg, &input, &mut rec, &cancel));
-        secs.push(t.elapsed().as_secs_f64());
-        if let Some(e) = out.error {
-            return Err(CliError::bad_input(e));
-        }
-        blocks = out.diagnosis.map(|d| d.blocks.len()).unwrap_or(0);
-        steps = rec.steps().len();
-        last_steps = rec.into_steps();
-    }
-    if a.steps {
-        for s in &last_steps {
-            println!(
-                "{:>3} {:<12} {:<22} {}",
-                s.index,
-                format!("{:?}", s.kind).to_lowercase(),
-                s.tool.as_deref().unwrap_or(""),
-                s.text.as_deref().unwrap_or("").lines().next().unwrap_or("")
-            );
-        }
-    }
-    let s = median(secs);
-    if a.json {
-        println!(
-            "{}",
-            json!({"workspace": a.workspace.display().to_string(), "runs": runs,
-                   "seconds": s, "blocks": blocks, "steps": steps})
-        );
-    } else {
-        println!(
-            "{}: one offline attempt in {s:.3} s (median of {runs}); {blocks} blocks, {steps} steps",
-            a.workspace.display()
-        );
-    }
-    Ok(())
-}
-
-/// The agent's input: from a prepared workspace, or from a plain folder plus --report and
-/// --evidence (a large checkout that was never prepared).
-fn bench_input(a: &AttemptArgs) -> Result<crate::agent::AgentInput, CliError> {
-    let out = std::env::temp_dir();
-    let Some(report) = &a.report else {
-        return crate::agent::AgentInput::from_workspace(&a.workspace, 1, out)
-            .map_err(CliError::bad_input);
-    };
-    let read = |p: &Path| {
-        crate::incident::read_text_lossy(p)
-            .map_err(|e| CliError::bad_input(format!("{}: cannot read: {e}", p.display())))
-    };
-    let mut evidence = Vec::new();
-    for e in &a.evidence {
-        evidence.push(crate::incident::EvidenceFile {
-            name: e.display().to_string(),
-            text: read(e)?,
-        });
-    }
-    Ok(crate::agent::AgentInput {
-        incident: "bench".to_string(),
-        attempt: 1,
-        workspace: a.workspace.clone(),
-        report: read(report)?,
-        evidence,
-        output_dir: out,
-    })
+/// User + system CPU time of this process so far (Linux, from /proc/self/stat), in seconds.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // Clock ticks are 100 a second on every Linux this runs on (USER_HZ).
+    Some((utime + stime) / 100.0)
 }

@@ -13,7 +13,7 @@ pub struct DemoArgs {
     #[command(flatten)]
     pub dir: IncidentsDirArg,
     /// Where the attempts are written
-    #[arg(long, default_value = "results/demo")]
+    #[arg(long, default_value = "results/demo/baseline")]
     pub out: PathBuf,
     /// Attempts per incident (the offline agent is deterministic, so one says it all)
     #[arg(long, default_value_t = 1)]
