@@ -5,11 +5,13 @@
 //! few best small blocks, each with the evidence that led there.
 
 pub mod bm25;
+pub mod dataflow;
 pub mod evidence;
 pub mod frames;
 pub mod logmatch;
 pub mod patterns;
 pub mod related;
+pub mod smells;
 
 use super::{AgentInput, AgentOutput};
 use crate::attempt::{
@@ -75,8 +77,23 @@ const TRACE_DECAY: f64 = 0.5;
 const NAMED_SCORE: f64 = 0.5;
 /// Extra weight of evidence inside a definition the report names.
 const NAMED_BOOST: f64 = 1.5;
+/// Log matches and stack frames whose data flow is followed back.
+const MAX_FLOW_SEEDS: usize = 12;
+const MAX_FLOW_FRAMES: usize = 3;
+/// Blocks reached by data flow that become candidates, and their weight.
+const MAX_FLOW_CANDIDATES: usize = 40;
+const FLOW_WEIGHT: f64 = 1.0;
+/// Extra weight of a candidate that holds an error-handling smell (`smells.rs`).
+const SMELL_BOOST: f64 = 1.3;
+/// How many of the best candidates the trajectory lists (named or not).
+const RANKED_SHOWN: usize = 60;
 /// How much a candidate's BM25 (relative to the best) adds to its score.
 const BM25_TIE_BREAK: f64 = 0.5;
+
+// DEV ONLY: remove before commit.
+fn knob(name: &str, d: f64) -> f64 {
+    std::env::var(format!("K_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
+}
 
 /// Why the localizer stopped early.
 enum Stop {
@@ -177,6 +194,7 @@ enum Source {
     Mention,
     Named,
     Related,
+    Flow,
     Bm25,
 }
 
@@ -445,6 +463,10 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         // al., OSDI'14): a log on an error path weighs more.
         let error_path = related::in_error_path(&m, &index.files[h.file].text, h.line);
         let t = &templates.templates[h.template];
+        // Where the failure is raised or reported as an error: the symptom, which its data
+        // flow explains.
+        let symptom =
+            h.kind == crate::code::SiteKind::Error || t.level == evidence::Level::Error;
         let more = if h.lines > 1 {
             format!(", {} lines like it", h.lines)
         } else {
@@ -459,7 +481,9 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             file: h.file,
             start: s,
             end: e,
-            score: h.score / top_log.max(f64::MIN_POSITIVE) * if error_path { ERROR_PATH_BOOST } else { 1.0 },
+            score: h.score / top_log.max(f64::MIN_POSITIVE)
+                * if error_path { ERROR_PATH_BOOST } else { 1.0 }
+                * if symptom { knob("SYM", 1.0) } else { 1.0 },
             source: Source::Log,
             reason: format!(
                 "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
@@ -489,6 +513,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         }
     }
     let mut mention_counts: HashMap<(usize, u32), (usize, f64, frames::Frame)> = HashMap::new();
+    let mut frame_seeds: Vec<(usize, u32, u32, f64, bool)> = Vec::new();
     for (f, file, sure) in &resolved {
         match f.kind {
             FrameKind::Stack => {
@@ -506,11 +531,18 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                         };
                 let m = index.model(*file);
                 let (s, e, what) = related::widen(&m, f.line, max);
+                frame_seeds.push((
+                    *file,
+                    s,
+                    e,
+                    weight,
+                    dataflow::speaks_of_absence(f.header.as_deref().unwrap_or("")),
+                ));
                 cands.push(Candidate {
                     file: *file,
                     start: s,
                     end: e,
-                    score: weight,
+                    score: weight * knob("SYM", 1.0),
                     source: Source::Frame,
                     reason: format!(
                         "frame {} inside the repository of the trace{} ({}:{}) is at line {}; named with {}",
@@ -559,6 +591,50 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                 if count == 1 { "" } else { "s" },
                 what
             ),
+        });
+    }
+
+    // Data flow: from what the failure reads or prints back to the code that wrote it.
+    let mut seeds: Vec<dataflow::Seed> = Vec::new();
+    for h in logs.hits.iter().take(MAX_FLOW_SEEDS) {
+        seeds.push(dataflow::Seed {
+            file: h.file,
+            start: h.line,
+            end: h.end_line,
+            score: h.score / top_log.max(f64::MIN_POSITIVE),
+            what: format!("the log at {}:{} prints", index.files[h.file].path, h.line),
+            skip_call: Some(crate::code::sites::last_segment(&h.callee).to_string()),
+            absence: dataflow::speaks_of_absence(&templates.templates[h.template].example),
+        });
+    }
+    for &(file, start, end, score, absence) in frame_seeds.iter().take(MAX_FLOW_FRAMES) {
+        seeds.push(dataflow::Seed {
+            file,
+            start,
+            end,
+            score,
+            what: format!("the crash at {}:{} reads", index.files[file].path, start),
+            skip_call: None,
+            absence,
+        });
+    }
+    sink.check()?;
+    let flow = dataflow::Tracer::new(&index, max).trace(&seeds);
+    let mut flow_step = action("follow_data_flow", json!({"seeds": seeds.len()}));
+    for f in flow.iter().take(16) {
+        flow_step
+            .paths_read
+            .push(read(&index.files[f.file].path, f.start, f.end));
+    }
+    sink.step(flow_step);
+    for f in flow.into_iter().take(MAX_FLOW_CANDIDATES) {
+        cands.push(Candidate {
+            file: f.file,
+            start: f.start,
+            end: f.end,
+            score: f.score * knob("FLOW", FLOW_WEIGHT),
+            source: Source::Flow,
+            reason: f.reason,
         });
     }
 
@@ -678,10 +754,26 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
 
     // 7. Rank: evidence that converges on a block adds up; BM25 breaks ties.
     let picked = select(cfg, &index, &scorer, cands);
+    let ranked: Vec<String> = picked
+        .ranked
+        .iter()
+        .map(|c| {
+            format!(
+                "{:.3} {}:{}-{} {:?}: {}",
+                c.score,
+                index.files[c.file].path,
+                c.start,
+                c.end,
+                c.source,
+                quote(&c.reason, 140)
+            )
+        })
+        .collect();
     let mut thought = Step::new(StepKind::Thought).with_text(format!(
-        "{} candidate blocks after merging; naming the best {}",
+        "{} candidate blocks after merging; naming the best {}. Ranked:\n{}",
         picked.considered,
-        picked.chosen.len()
+        picked.chosen.len(),
+        ranked.join("\n")
     ));
     let blocks: Vec<DiagnosisBlock> = picked
         .chosen
@@ -723,6 +815,7 @@ fn summarize(chosen: &[Candidate], index: &RepoIndex) -> String {
         Source::Mention => "a file:line mention",
         Source::Named => "a definition the report names",
         Source::Related => "a caller or callee of the evidence",
+        Source::Flow => "data flow back from the evidence",
         Source::Bm25 => "the report's words",
     };
     let parts: Vec<String> = chosen
@@ -742,6 +835,8 @@ fn summarize(chosen: &[Candidate], index: &RepoIndex) -> String {
 
 struct Picked {
     chosen: Vec<Candidate>,
+    /// The best candidates after merging, named or not (recorded in the trajectory).
+    ranked: Vec<Candidate>,
     considered: usize,
     top: f64,
 }
@@ -773,10 +868,7 @@ fn select(
     });
     let mut clusters: Vec<Candidate> = Vec::new();
     for c in cands {
-        match clusters
-            .iter_mut()
-            .find(|k| k.file == c.file && k.start <= c.end && c.start <= k.end)
-        {
+        match clusters.iter_mut().find(|k| same_place(k, &c)) {
             Some(k) => {
                 k.score += 0.5 * c.score;
                 if k.source == Source::Bm25 && c.source != Source::Bm25 {
@@ -789,6 +881,35 @@ fn select(
             None => clusters.push(c),
         }
     }
+    // A block that drops an error on the floor is a little more likely to be the fault.
+    let boost = knob("SMELL", SMELL_BOOST);
+    for c in clusters.iter_mut() {
+        let f = &index.files[c.file];
+        if let Some(sm) = smells::find(&f.text, f.lang, c.start, c.end).first() {
+            c.score *= boost;
+            c.reason = format!("{}; note line {}: {}", c.reason, sm.line, sm.what);
+        }
+    }
+    // Evidence that converges on one function: each block gains part of what the other
+    // blocks of its function scored.
+    let ctx = knob("CTX", 0.0);
+    if ctx > 0.0 {
+        let fns: Vec<(usize, Option<usize>)> = clusters
+            .iter()
+            .map(|c| function_at(index, c.file, c.start, c.end))
+            .collect();
+        let mut total: HashMap<(usize, Option<usize>), f64> = HashMap::new();
+        for (c, f) in clusters.iter().zip(&fns) {
+            if f.1.is_some() {
+                *total.entry(*f).or_insert(0.0) += c.score;
+            }
+        }
+        for (c, f) in clusters.iter_mut().zip(&fns) {
+            if let Some(t) = total.get(f) {
+                c.score += ctx * (t - c.score);
+            }
+        }
+    }
     clusters.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -797,17 +918,76 @@ fn select(
     });
     let considered = clusters.len();
     let top = clusters.first().map(|c| c.score).unwrap_or(0.0);
-    let chosen: Vec<Candidate> = clusters
+    let ranked: Vec<Candidate> = clusters.iter().take(RANKED_SHOWN).cloned().collect();
+    // One block per function: three blocks around one symptom are one guess; a fault and
+    // its symptom usually sit in different functions.
+    let eligible: Vec<Candidate> = clusters
         .into_iter()
-        .filter(|c| c.score >= cfg.min_relative_score * top)
-        .filter(|c| c.start >= 1 && c.end <= index.files[c.file].line_count.max(c.start))
-        .take(cfg.max_blocks)
+        .filter(|c| {
+            c.start >= 1 && c.end <= index.files[c.file].line_count.max(c.start)
+        })
         .collect();
+    let mut chosen: Vec<Candidate> = Vec::new();
+    let mut functions: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut used = vec![false; eligible.len()];
+    let flow_slots = knob("FSLOT", 0.0) as usize;
+    let flow_min = knob("FMIN", 0.2);
+    for slot in 0..cfg.max_blocks {
+        // After the strongest block, some places go to where the data flow leads.
+        let want_flow = slot >= 1 && slot + flow_slots >= cfg.max_blocks;
+        let mut pick = None;
+        for pass in 0..2 {
+            for (k, c) in eligible.iter().enumerate() {
+                if used[k] {
+                    continue;
+                }
+                let flow_pass = want_flow && pass == 0;
+                if flow_pass && (c.source != Source::Flow || c.score < flow_min * top) {
+                    continue;
+                }
+                if !flow_pass && c.score < cfg.min_relative_score * top {
+                    continue;
+                }
+                let function = function_at(index, c.file, c.start, c.end);
+                if functions.contains(&function) {
+                    continue;
+                }
+                pick = Some((k, function));
+                break;
+            }
+            if pick.is_some() || !want_flow {
+                break;
+            }
+        }
+        let Some((k, function)) = pick else { break };
+        used[k] = true;
+        functions.push(function);
+        chosen.push(eligible[k].clone());
+    }
     Picked {
         chosen,
+        ranked,
         considered,
         top,
     }
+}
+
+/// The function (definition) that holds lines `start..=end` of `file`, if any.
+fn function_at(index: &RepoIndex, file: usize, start: u32, end: u32) -> (usize, Option<usize>) {
+    let m = index.model(file);
+    let f = m.covering(start, end).and_then(|i| m.function_of(i));
+    (file, f)
+}
+
+/// Whether two candidates name mostly the same lines: they overlap by at least half of the
+/// smaller one (a block that only touches another names different code).
+fn same_place(a: &Candidate, b: &Candidate) -> bool {
+    if a.file != b.file || a.start > b.end || b.start > a.end {
+        return false;
+    }
+    let overlap = a.end.min(b.end) - a.start.max(b.start) + 1;
+    let smaller = (a.end - a.start + 1).min(b.end - b.start + 1);
+    2 * overlap >= smaller
 }
 
 /// BM25 of blocks of the repository against the report.

@@ -43,6 +43,10 @@ pub struct AttemptArgs {
     /// Also print the steps of the last run (what the agent did, with timings)
     #[arg(long)]
     pub steps: bool,
+    /// Also run one scorable attempt of a prepared workspace into this results folder
+    /// (`<out>/<incident>/attempt-1/`, as `distdebug run` writes it)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -199,6 +203,21 @@ pub fn attempt(a: AttemptArgs) -> CliResult {
                 s.text.as_deref().unwrap_or("").lines().next().unwrap_or("")
             );
         }
+    }
+    if let Some(out) = &a.out {
+        let spec = crate::agent::AgentSpec::Baseline(
+            crate::agent::baseline::BaselineConfig::default(),
+        );
+        let cancel = tokio_util::sync::CancellationToken::new();
+        rt.block_on(crate::run::attempt::run_attempt(
+            &spec,
+            &a.workspace,
+            out,
+            1,
+            None,
+            &cancel,
+        ))
+        .map_err(CliError::bad_input)?;
     }
     let s = median(secs);
     if a.json {

@@ -79,7 +79,7 @@ pub fn literals(text: &str, lang: Lang) -> Vec<Literal> {
 }
 
 /// The span of the string starting at `i`: (content start, content end, index after it).
-fn string_span(b: &[u8], i: usize, lang: Lang, raw: bool) -> (usize, usize, usize) {
+pub(super) fn string_span(b: &[u8], i: usize, lang: Lang, raw: bool) -> (usize, usize, usize) {
     let q = b[i];
     if q == b'`' {
         let end = memchr::memchr(b'`', &b[i + 1..])
@@ -137,11 +137,11 @@ fn cut(s: &str) -> String {
     s[..e].to_string()
 }
 
-fn is_raw_prefix(b: &[u8], i: usize) -> bool {
+pub(super) fn is_raw_prefix(b: &[u8], i: usize) -> bool {
     i >= 1 && b[i - 1] == b'r' && (i < 2 || !is_ident(b[i - 2]) || b[i - 2] == b'b')
 }
 
-fn prev_is_ident(b: &[u8], i: usize) -> bool {
+pub(super) fn prev_is_ident(b: &[u8], i: usize) -> bool {
     i >= 1 && is_ident(b[i - 1])
 }
 
@@ -150,7 +150,7 @@ fn is_ident(c: u8) -> bool {
 }
 
 /// Skips `'x'`, `'\n'`, `'\u{1F600}'`; a lone `'` (a Rust lifetime, a Scala symbol) is one byte.
-fn skip_char_literal(b: &[u8], i: usize) -> usize {
+pub(super) fn skip_char_literal(b: &[u8], i: usize) -> usize {
     if b.get(i + 1) == Some(&b'\\') {
         let limit = (i + 12).min(b.len());
         for (j, &c) in b.iter().enumerate().take(limit).skip(i + 2) {
@@ -172,20 +172,20 @@ fn skip_char_literal(b: &[u8], i: usize) -> usize {
     i + 1
 }
 
-fn skip_to_eol(b: &[u8], i: usize) -> usize {
+pub(super) fn skip_to_eol(b: &[u8], i: usize) -> usize {
     memchr::memchr(b'\n', &b[i..])
         .map(|e| i + e)
         .unwrap_or(b.len())
 }
 
-fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+pub(super) fn find(b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     if from >= b.len() {
         return None;
     }
     memchr::memmem::find(&b[from..], needle).map(|e| from + e)
 }
 
-fn count_newlines(b: &[u8]) -> u32 {
+pub(super) fn count_newlines(b: &[u8]) -> u32 {
     memchr::memchr_iter(b'\n', b).count() as u32
 }
 

@@ -2,6 +2,7 @@
 //! fallback for other text), blocks with exact line ranges, outlines, message call sites, and
 //! the repository index that parses files on demand.
 
+pub mod access;
 pub mod blocks;
 pub mod fallback;
 pub mod index;

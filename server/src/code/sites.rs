@@ -81,6 +81,11 @@ pub(crate) fn visit(
         macro_pieces(node, src)
     } else {
         match node.child_by_field_name("arguments") {
+            // Scala's `lock.synchronized { … }` passes a block: the messages inside belong
+            // to the calls inside, not to this one.
+            Some(args) if matches!(args.kind(), "block" | "indented_block" | "case_block") => {
+                Vec::new()
+            }
             Some(args) => argument_pieces(&args, src, lang, 0),
             None => Vec::new(),
         }

@@ -145,8 +145,13 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             };
             let mut local: HashMap<u32, u32> = HashMap::new();
             for lit in &f.literals {
-                let pattern =
-                    Pattern::from_pieces(&literal_pieces(&format!("\"{}\"", lit.text), f.lang));
+                // The lexer keeps no prefix: a Scala literal is read as interpolated (`s"…$x"`)
+                // so that its `$x` are values, as they are in the call site's own pattern.
+                let prefix = if f.lang == crate::code::Lang::Scala { "s" } else { "" };
+                let pattern = Pattern::from_pieces(&literal_pieces(
+                    &format!("{prefix}\"{}\"", lit.text),
+                    f.lang,
+                ));
                 let mut uniq: Vec<&str> = pattern
                     .fragments
                     .iter()

@@ -214,6 +214,11 @@ const COMMON: &[&str] = &[
     "hasNext",
 ];
 
+/// Whether a function name is too common to follow as a call.
+pub fn is_common_name(name: &str) -> bool {
+    COMMON.contains(&name)
+}
+
 /// The function-like definitions named `name` anywhere in the repository (at most `cap`
 /// files are parsed), as (file, block index).
 pub fn definitions_named(index: &RepoIndex, name: &str, cap: usize) -> Vec<(usize, usize)> {
@@ -229,7 +234,8 @@ pub fn definitions_named(index: &RepoIndex, name: &str, cap: usize) -> Vec<(usiz
         let m = index.model(f);
         for (i, b) in m.blocks.iter().enumerate() {
             if b.kind == BlockKind::Definition
-                && b.name.as_deref() == Some(name)
+                // C++ definitions out of their class are named `Class::method`.
+                && b.name.as_deref().map(|n| n.rsplit("::").next().unwrap_or(n)) == Some(name)
                 && matches!(b.def_kind, Some("function" | "method" | "constructor"))
             {
                 out.push((f, i));
