@@ -627,6 +627,23 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             .push(read(&index.files[f.file].path, f.start, f.end));
     }
     sink.step(flow_step);
+    sink.step(timed(
+        &started,
+        format!(
+            "data flow from {} seeds reached {} blocks{}",
+            seeds.len(),
+            flow.len(),
+            flow.first()
+                .map(|f| format!(
+                    "; the strongest: {}:{}-{} ({})",
+                    index.files[f.file].path,
+                    f.start,
+                    f.end,
+                    quote(&f.reason, 120)
+                ))
+                .unwrap_or_default()
+        ),
+    ));
     for f in flow.into_iter().take(MAX_FLOW_CANDIDATES) {
         cands.push(Candidate {
             file: f.file,
@@ -638,12 +655,25 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         });
     }
 
-    // Definitions the report names.
+    // Definitions the report names. A name that is a frame of a quoted trace is where the
+    // failure surfaced; one the reporter names on their own is where they suspect the cause.
+    let traced: Vec<&str> = all_frames
+        .iter()
+        .filter_map(|f| f.function.as_deref())
+        .map(|f| f.rsplit(['.', ':', ')', '*', '(']).find(|x| !x.is_empty()).unwrap_or(f))
+        .collect();
     let mut named_regions: Vec<(usize, u32, u32, String, f64)> = Vec::new();
+    let mut named_state: Vec<(String, f64)> = Vec::new();
     for (id, strength) in query.identifiers.iter().take(16) {
         let name = id.rsplit(['.', ':']).next().unwrap_or(id);
+        let in_trace = if traced.contains(&name) { knob("NTRACE", 1.0) } else { 1.0 };
         let defs = related::definitions_named(&index, name, 48);
-        if defs.is_empty() || defs.len() > 3 {
+        if defs.is_empty() {
+            // Not a function: perhaps state (`next_idx`, `pendingQueue`); its writers below.
+            named_state.push((name.to_string(), *strength));
+            continue;
+        }
+        if defs.len() > 3 {
             continue;
         }
         for (file, def) in &defs {
@@ -654,7 +684,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     file: *file,
                     start: s,
                     end: e,
-                    score: NAMED_SCORE * strength / defs.len() as f64,
+                    score: knob("NAMED", NAMED_SCORE) * strength * in_trace / defs.len() as f64,
                     source: Source::Named,
                     reason: format!(
                         "the report names `{}`; this is the part of it closest to the report's words",
@@ -662,6 +692,21 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     ),
                 });
             }
+        }
+    }
+
+    // State the report names: the statements that write it.
+    if !named_state.is_empty() {
+        let found = dataflow::Tracer::new(&index, max).writers_of_named(&named_state);
+        for f in found {
+            cands.push(Candidate {
+                file: f.file,
+                start: f.start,
+                end: f.end,
+                score: f.score * knob("NSTATE", 0.5),
+                source: Source::Flow,
+                reason: f.reason,
+            });
         }
     }
 
@@ -934,7 +979,9 @@ fn select(
     let flow_min = knob("FMIN", 0.2);
     for slot in 0..cfg.max_blocks {
         // After the strongest block, some places go to where the data flow leads.
-        let want_flow = slot >= 1 && slot + flow_slots >= cfg.max_blocks;
+        let want_flow = slot >= 1
+            && slot + flow_slots >= cfg.max_blocks
+            && !chosen.iter().any(|c| c.source == Source::Flow);
         let mut pick = None;
         for pass in 0..2 {
             for (k, c) in eligible.iter().enumerate() {
@@ -962,7 +1009,24 @@ fn select(
         let Some((k, function)) = pick else { break };
         used[k] = true;
         functions.push(function);
-        chosen.push(eligible[k].clone());
+        let mut c = eligible[k].clone();
+        // Inside a function picked for its words or its name, a statement that writes the
+        // state the evidence reads says more than the words do.
+        if function.1.is_some() && !matches!(c.source, Source::Flow | Source::Log | Source::Frame) {
+            let writer = eligible.iter().find(|w| {
+                w.source == Source::Flow
+                    && w.score >= knob("REP", 0.5) * c.score
+                    && function_at(index, w.file, w.start, w.end) == function
+            });
+            if let Some(w) = writer {
+                c = Candidate {
+                    reason: format!("{}; also {}", w.reason, c.reason),
+                    ..w.clone()
+                };
+                c.score = eligible[k].score;
+            }
+        }
+        chosen.push(c);
     }
     Picked {
         chosen,

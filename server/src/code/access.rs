@@ -587,9 +587,22 @@ pub fn computes(text: &str, lang: Lang, from: usize, to: usize) -> bool {
         .position(|t| t.kind == TokKind::Op && ASSIGN_OPS.contains(&s(t)))
         .map_or(0, |a| a + 1);
     let is_str = |k: usize| toks.get(k).is_some_and(|t| t.kind == TokKind::Str);
+    let binary = |k: usize| {
+        k > at
+            && (matches!(toks[k - 1].kind, TokKind::Ident | TokKind::Num | TokKind::Str)
+                || matches!(s(&toks[k - 1]), ")" | "]"))
+    };
+    let after_ident = |k: usize| {
+        k > 0 && toks[k - 1].kind == TokKind::Ident && toks[k - 1].end == toks[k].start
+    };
     toks.iter().enumerate().skip(at).any(|(k, t)| match t.kind {
         // `"x" + y` builds a message.
         TokKind::Op if s(t) == "+" => !is_str(k + 1) && !is_str(k.wrapping_sub(1)),
+        // Rust's `?` passes an error on and `name!` is a macro: neither computes.
+        TokKind::Op if s(t) == "?" => lang != Lang::Rust,
+        TokKind::Op if s(t) == "!" => !after_ident(k),
+        // `&x`, `*p`, `-1` as prefixes take a reference, dereference, negate a literal.
+        TokKind::Op if matches!(s(t), "&" | "*" | "-") => binary(k),
         TokKind::Op => COMPUTING_OPS.contains(&s(t)),
         TokKind::Ident => COMPUTING_WORDS.contains(&s(t)),
         _ => false,
@@ -716,6 +729,9 @@ mod tests {
         assert!(c("removed = 0 if off >= end else n") && c("return max(0, a - b)"));
         assert!(!c("lease_id = self._lease_id") && !c("v = self._catalog.placement()"));
         assert!(!c("return \"0x\" + hex(self.id)") && !c("return self.timeout"));
+        let r = |t: &str| computes(t, Lang::Rust, 0, t.len());
+        assert!(!r("let owner = ring.owner(&k)?.clone();") && !r("let v = vec![a, b];"));
+        assert!(r("let ok = !done;") && r("let n = a.len() - 1;"));
         let r = analyze("s.setState(CLOSED)", Lang::Java, 0, 18, 1);
         assert!(r[0].writes_field("state") && r[0].writes_variable("s"));
     }

@@ -92,11 +92,16 @@ const CONSTRUCTOR: f64 = 0.3;
 const COPY: f64 = 0.35;
 /// Extra weight of a removal when the failure says something was missing.
 const ABSENCE_BOOST: f64 = 2.0;
+/// A function called inside a log statement's arguments (a formatting helper, mostly) counts
+/// this much.
+const INLINE_CALL: f64 = 0.5;
 /// Steps followed from a seed (seed -> local writer -> callee -> its writers / state).
 const MAX_HOPS: u8 = 3;
 /// At most this many names and calls are followed from one statement.
 const MAX_NAMES: usize = 8;
 const MAX_CALLS: usize = 4;
+/// Function names found in more files than this are too common to resolve.
+const MAX_DEFINITION_FILES: usize = 48;
 /// State names found in more files than this are too common to follow.
 const MAX_STATE_FILES: usize = 24;
 /// Writers of one state name beyond this many are not named (the name is too generic).
@@ -139,13 +144,16 @@ struct Item {
     hop: u8,
     via: String,
     absence: bool,
+    /// The calls are made inside a log statement's arguments: formatting helpers, mostly.
+    inline: bool,
 }
 
 /// State to look for writers of.
 struct StateName {
     score: f64,
     absence: bool,
-    file: usize,
+    /// Where it was read (none for names the report gives).
+    file: Option<usize>,
     def: Option<usize>,
     via: String,
 }
@@ -216,18 +224,61 @@ impl<'a> Tracer<'a> {
 
     /// Function definitions named `name` outside tests (none when the name is ambiguous).
     fn definitions(&mut self, name: &str) -> Vec<(usize, usize)> {
-        if let Some(d) = self.defs.get(name) {
-            return d.clone();
+        if !self.defs.contains_key(name) {
+            self.prefetch(&[name.to_string()]);
         }
-        let mut d: Vec<(usize, usize)> = related::definitions_named(self.index, name, 48)
-            .into_iter()
-            .filter(|(f, _)| !is_test_path(&self.index.files[*f].path))
+        self.defs.get(name).cloned().unwrap_or_default()
+    }
+
+    /// Looks up the definitions of many names at once: one pass over the repository for all
+    /// of them, then only the files that hold them are parsed.
+    fn prefetch(&mut self, names: &[String]) {
+        let mut todo: Vec<&str> = names
+            .iter()
+            .map(|n| n.as_str())
+            .filter(|n| !self.defs.contains_key(*n))
             .collect();
-        if d.len() > 3 {
-            d.clear();
+        todo.sort_unstable();
+        todo.dedup();
+        let (follow, skip): (Vec<&str>, Vec<&str>) = todo
+            .into_iter()
+            .partition(|n| n.len() >= 3 && !related::is_common_name(n));
+        for n in skip {
+            self.defs.insert(n.to_string(), Vec::new());
         }
-        self.defs.insert(name.to_string(), d.clone());
-        d
+        if follow.is_empty() {
+            return;
+        }
+        let files = files_with_words(self.index, &follow);
+        let mut wanted: Vec<usize> = files
+            .iter()
+            .filter(|f| f.len() <= MAX_DEFINITION_FILES)
+            .flatten()
+            .copied()
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        self.index.parse_many(&wanted);
+        for (name, fs) in follow.iter().zip(files) {
+            let mut d: Vec<(usize, usize)> = Vec::new();
+            if fs.len() <= MAX_DEFINITION_FILES {
+                for f in fs {
+                    if is_test_path(&self.index.files[f].path) {
+                        continue;
+                    }
+                    let m = self.index.model(f);
+                    for (i, b) in m.blocks.iter().enumerate() {
+                        if related::is_function_named(b, name) {
+                            d.push((f, i));
+                        }
+                    }
+                }
+            }
+            if d.len() > 3 {
+                d.clear();
+            }
+            self.defs.insert(name.to_string(), d);
+        }
     }
 
     /// Traces every seed; returns the blocks reached, best first.
@@ -251,14 +302,27 @@ impl<'a> Tracer<'a> {
                 hop: 0,
                 via: s.what.clone(),
                 absence: s.absence,
+                inline: s.skip_call.is_some(),
             });
         }
         // Breadth first, strongest first within a hop; bounded work.
         let mut steps = 0;
+        let mut hop_seen = None;
         while !queue.is_empty() && steps < 400 {
             queue.sort_by(|a, b| b.hop.cmp(&a.hop).then(a.score.total_cmp(&b.score)));
             let Some(it) = queue.pop() else { break };
             steps += 1;
+            if hop_seen != Some(it.hop) {
+                // A new round: resolve every call it makes in one pass.
+                hop_seen = Some(it.hop);
+                let calls: Vec<String> = queue
+                    .iter()
+                    .chain(std::iter::once(&it))
+                    .filter(|q| q.hop == it.hop)
+                    .flat_map(|q| q.calls.iter().take(MAX_CALLS).cloned())
+                    .collect();
+                self.prefetch(&calls);
+            }
             let v = self.view(it.file, it.line);
             let m = self.index.model(it.file);
             let lang = self.index.files[it.file].lang;
@@ -301,6 +365,7 @@ impl<'a> Tracer<'a> {
                             hop: it.hop + 1,
                             via: format!("computes `{name}`, which {}", it.via),
                             absence: it.absence,
+                            inline: false,
                         });
                     }
                 }
@@ -320,7 +385,9 @@ impl<'a> Tracer<'a> {
                     }
                     let cm = self.index.model(file);
                     let d = &cm.blocks[def];
-                    let score = it.score * CALLEE_WEIGHT;
+                    // A call made right in a log's arguments mostly formats what it prints.
+                    let inline = if it.inline { INLINE_CALL } else { 1.0 };
+                    let score = it.score * CALLEE_WEIGHT * inline;
                     let via = format!("returns what {} uses", it.via_short());
                     let returns = return_statements(&cm, def);
                     let (s, e) = if d.lines() <= SHORT_FUNCTION || returns.is_empty() {
@@ -379,10 +446,11 @@ impl<'a> Tracer<'a> {
                             line: last,
                             names,
                             calls,
-                            score: if computes { score } else { it.score },
+                            score: if computes { score } else { it.score * inline },
                             hop: it.hop + 1,
                             via: format!("`{call}` returns for {}", it.via_short()),
                             absence: it.absence,
+                            inline: false,
                         });
                     }
                 }
@@ -396,6 +464,28 @@ impl<'a> Tracer<'a> {
                 .then(a.start.cmp(&b.start))
         });
         found
+    }
+
+    /// The statements that write state the report names (`next_idx`, `pendingQueue`):
+    /// (name, weight) pairs; a name written in too many places is left out.
+    pub fn writers_of_named(&mut self, names: &[(String, f64)]) -> Vec<Found> {
+        let state: HashMap<String, StateName> = names
+            .iter()
+            .filter(|(n, _)| followable(n))
+            .map(|(n, w)| {
+                (
+                    n.clone(),
+                    StateName {
+                        score: *w,
+                        absence: false,
+                        file: None,
+                        def: None,
+                        via: "the report names".to_string(),
+                    },
+                )
+            })
+            .collect();
+        self.state_writers(state)
     }
 
     /// The statements that write each state name, outside the function it was read in.
@@ -415,7 +505,7 @@ impl<'a> Tracer<'a> {
             let mut fs = files[k].clone();
             if fs.len() > MAX_STATE_FILES {
                 // Too common a word across the repository: only its own file.
-                fs.retain(|&f| f == info.file);
+                fs.retain(|&f| Some(f) == info.file);
             }
             fs.retain(|&f| !is_test_path(&self.index.files[f].path));
             wanted.extend(&fs);
@@ -443,7 +533,7 @@ impl<'a> Tracer<'a> {
                         continue;
                     };
                     let def = m.function_of(i);
-                    if f == info.file && def == info.def && def.is_some() {
+                    if Some(f) == info.file && def == info.def && def.is_some() {
                         continue;
                     }
                     let ctor = def.is_some_and(|d| is_constructor(&m, d));
@@ -462,7 +552,7 @@ impl<'a> Tracer<'a> {
             // Constructors set initial values and copies carry values: weaker places.
             for (f, s, e, w, weak) in writers {
                 let mut score = info.score / spread;
-                if f != info.file {
+                if info.file.is_some_and(|o| o != f) {
                     score *= OTHER_FILE;
                 }
                 if weak {
@@ -503,14 +593,14 @@ fn note_state(
     let e = state.entry(name.to_string()).or_insert(StateName {
         score: 0.0,
         absence: false,
-        file: v.file,
+        file: Some(v.file),
         def: v.def,
         via: format!("is read where {via}"),
     });
     e.absence |= it.absence;
     if score > e.score {
         e.score = score;
-        e.file = v.file;
+        e.file = Some(v.file);
         e.def = v.def;
         e.via = format!("is read where {via}");
     }
@@ -711,7 +801,12 @@ fn line_bytes(text: &str, line: u32) -> (usize, usize) {
 /// For each pattern, the files (with a grammar) where it occurs as a whole word; one pass.
 pub fn files_with_words(index: &RepoIndex, pats: &[&str]) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); pats.len()];
-    let Ok(ac) = AhoCorasick::new(pats) else {
+    // Leftmost-longest, not overlapping: where a longer name matches, a shorter one at the
+    // same place could not be a whole word anyway; and it is several times faster.
+    let Ok(ac) = AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+        .build(pats)
+    else {
         return out;
     };
     let hits: Vec<(usize, Vec<usize>)> = index
@@ -722,7 +817,7 @@ pub fn files_with_words(index: &RepoIndex, pats: &[&str]) -> Vec<Vec<usize>> {
         .filter_map(|(i, f)| {
             let b = f.text.as_bytes();
             let mut seen: Vec<usize> = Vec::new();
-            for m in ac.find_overlapping_iter(b) {
+            for m in ac.find_iter(b) {
                 let p = m.pattern().as_usize();
                 let before = m.start() == 0 || !is_word(b[m.start() - 1]);
                 let after = m.end() >= b.len() || !is_word(b[m.end()]);

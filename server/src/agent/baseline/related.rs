@@ -233,16 +233,20 @@ pub fn definitions_named(index: &RepoIndex, name: &str, cap: usize) -> Vec<(usiz
     for f in files {
         let m = index.model(f);
         for (i, b) in m.blocks.iter().enumerate() {
-            if b.kind == BlockKind::Definition
-                // C++ definitions out of their class are named `Class::method`.
-                && b.name.as_deref().map(|n| n.rsplit("::").next().unwrap_or(n)) == Some(name)
-                && matches!(b.def_kind, Some("function" | "method" | "constructor"))
-            {
+            if is_function_named(b, name) {
                 out.push((f, i));
             }
         }
     }
     out
+}
+
+/// Whether block `b` defines a function, method or constructor called `name`.
+pub fn is_function_named(b: &crate::code::Block, name: &str) -> bool {
+    b.kind == BlockKind::Definition
+        // C++ definitions out of their class are named `Class::method`.
+        && b.name.as_deref().map(|n| n.rsplit("::").next().unwrap_or(n)) == Some(name)
+        && matches!(b.def_kind, Some("function" | "method" | "constructor"))
 }
 
 /// The functions called from lines `start..=end` of file `file`, resolved to their
