@@ -596,7 +596,13 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
 
     // Data flow: from what the failure reads or prints back to the code that wrote it.
     let mut seeds: Vec<dataflow::Seed> = Vec::new();
-    for h in logs.hits.iter().take(MAX_FLOW_SEEDS) {
+    for h in logs
+        .hits
+        .iter()
+        .take(MAX_FLOW_SEEDS)
+        // Only statements surely behind their line: data flow multiplies a wrong guess.
+        .filter(|h| knob("SEEDQ", 0.0) == 0.0 || h.matched >= 3 || h.matched == h.total)
+    {
         seeds.push(dataflow::Seed {
             file: h.file,
             start: h.line,
@@ -925,6 +931,34 @@ fn select(
             }
             None => clusters.push(c),
         }
+    }
+    // Evidence on neighbouring statements of one function points at one piece of code (a
+    // log and the removal right after it): join them while the whole stays small.
+    if knob("ADJ", 1.0) > 0.0 {
+        let mut joined: Vec<Candidate> = Vec::new();
+        for c in clusters {
+            let near = joined.iter_mut().find(|k| {
+                k.file == c.file
+                    && k.source != Source::Bm25
+                    && c.source != Source::Bm25
+                    && (c.start == k.end + 1 || k.start == c.end + 1)
+                    && k.end.max(c.end) - k.start.min(c.start) < cfg.max_block_lines
+                    && function_at(index, k.file, k.start, k.end)
+                        == function_at(index, c.file, c.start, c.end)
+            });
+            match near {
+                Some(k) => {
+                    k.start = k.start.min(c.start);
+                    k.end = k.end.max(c.end);
+                    k.score += 0.5 * c.score;
+                    if !k.reason.contains(&c.reason) && k.reason.len() < 600 {
+                        k.reason = format!("{}; also {}", k.reason, c.reason);
+                    }
+                }
+                None => joined.push(c),
+            }
+        }
+        clusters = joined;
     }
     // A block that drops an error on the floor is a little more likely to be the fault.
     let boost = knob("SMELL", SMELL_BOOST);
