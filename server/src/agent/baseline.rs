@@ -83,17 +83,15 @@ const MAX_FLOW_FRAMES: usize = 3;
 /// Blocks reached by data flow that become candidates, and their weight.
 const MAX_FLOW_CANDIDATES: usize = 40;
 const FLOW_WEIGHT: f64 = 1.0;
-/// Extra weight of a candidate that holds an error-handling smell (`smells.rs`).
-const SMELL_BOOST: f64 = 1.3;
+/// Writers of state the report names (`next_idx`), relative to their BM25-free base.
+const NAMED_STATE_WEIGHT: f64 = 0.5;
+/// Where the failure is raised or reported as an error (an error raised, an error-level
+/// line, a crash frame) is the symptom; its data flow explains it.
+const SYMPTOM_WEIGHT: f64 = 0.75;
 /// How many of the best candidates the trajectory lists (named or not).
 const RANKED_SHOWN: usize = 60;
 /// How much a candidate's BM25 (relative to the best) adds to its score.
 const BM25_TIE_BREAK: f64 = 0.5;
-
-// DEV ONLY: remove before commit.
-fn knob(name: &str, d: f64) -> f64 {
-    std::env::var(format!("K_{name}")).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
-}
 
 /// Why the localizer stopped early.
 enum Stop {
@@ -483,7 +481,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             end: e,
             score: h.score / top_log.max(f64::MIN_POSITIVE)
                 * if error_path { ERROR_PATH_BOOST } else { 1.0 }
-                * if symptom { knob("SYM", 1.0) } else { 1.0 },
+                * if symptom { SYMPTOM_WEIGHT } else { 1.0 },
             source: Source::Log,
             reason: format!(
                 "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
@@ -542,7 +540,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     file: *file,
                     start: s,
                     end: e,
-                    score: weight * knob("SYM", 1.0),
+                    score: weight * SYMPTOM_WEIGHT,
                     source: Source::Frame,
                     reason: format!(
                         "frame {} inside the repository of the trace{} ({}:{}) is at line {}; named with {}",
@@ -601,7 +599,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         .iter()
         .take(MAX_FLOW_SEEDS)
         // Only statements surely behind their line: data flow multiplies a wrong guess.
-        .filter(|h| knob("SEEDQ", 0.0) == 0.0 || h.matched >= 3 || h.matched == h.total)
+        .filter(|h| h.matched >= 3 || h.matched == h.total)
     {
         seeds.push(dataflow::Seed {
             file: h.file,
@@ -655,24 +653,17 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             file: f.file,
             start: f.start,
             end: f.end,
-            score: f.score * knob("FLOW", FLOW_WEIGHT),
+            score: f.score * FLOW_WEIGHT,
             source: Source::Flow,
             reason: f.reason,
         });
     }
 
-    // Definitions the report names. A name that is a frame of a quoted trace is where the
-    // failure surfaced; one the reporter names on their own is where they suspect the cause.
-    let traced: Vec<&str> = all_frames
-        .iter()
-        .filter_map(|f| f.function.as_deref())
-        .map(|f| f.rsplit(['.', ':', ')', '*', '(']).find(|x| !x.is_empty()).unwrap_or(f))
-        .collect();
+    // Definitions the report names; names that are no function may be state.
     let mut named_regions: Vec<(usize, u32, u32, String, f64)> = Vec::new();
     let mut named_state: Vec<(String, f64)> = Vec::new();
     for (id, strength) in query.identifiers.iter().take(16) {
         let name = id.rsplit(['.', ':']).next().unwrap_or(id);
-        let in_trace = if traced.contains(&name) { knob("NTRACE", 1.0) } else { 1.0 };
         let defs = related::definitions_named(&index, name, 48);
         if defs.is_empty() {
             // Not a function: perhaps state (`next_idx`, `pendingQueue`); its writers below.
@@ -690,7 +681,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     file: *file,
                     start: s,
                     end: e,
-                    score: knob("NAMED", NAMED_SCORE) * strength * in_trace / defs.len() as f64,
+                    score: NAMED_SCORE * strength / defs.len() as f64,
                     source: Source::Named,
                     reason: format!(
                         "the report names `{}`; this is the part of it closest to the report's words",
@@ -709,7 +700,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                 file: f.file,
                 start: f.start,
                 end: f.end,
-                score: f.score * knob("NSTATE", 0.5),
+                score: f.score * NAMED_STATE_WEIGHT,
                 source: Source::Flow,
                 reason: f.reason,
             });
@@ -934,7 +925,7 @@ fn select(
     }
     // Evidence on neighbouring statements of one function points at one piece of code (a
     // log and the removal right after it): join them while the whole stays small.
-    if knob("ADJ", 1.0) > 0.0 {
+    {
         let mut joined: Vec<Candidate> = Vec::new();
         for c in clusters {
             let near = joined.iter_mut().find(|k| {
@@ -942,7 +933,7 @@ fn select(
                     && k.source != Source::Bm25
                     && c.source != Source::Bm25
                     && (c.start == k.end + 1 || k.start == c.end + 1)
-                    && k.end.max(c.end) - k.start.min(c.start) < cfg.max_block_lines
+                    && k.end.max(c.end) - k.start.min(c.start) < related::LOG_CONTEXT_LINES
                     && function_at(index, k.file, k.start, k.end)
                         == function_at(index, c.file, c.start, c.end)
             });
@@ -960,33 +951,12 @@ fn select(
         }
         clusters = joined;
     }
-    // A block that drops an error on the floor is a little more likely to be the fault.
-    let boost = knob("SMELL", SMELL_BOOST);
+    // A block that drops an error on the floor is worth pointing out; on the corpus the smell
+    // did not change which blocks rank first, so it annotates and does not score.
     for c in clusters.iter_mut() {
         let f = &index.files[c.file];
         if let Some(sm) = smells::find(&f.text, f.lang, c.start, c.end).first() {
-            c.score *= boost;
             c.reason = format!("{}; note line {}: {}", c.reason, sm.line, sm.what);
-        }
-    }
-    // Evidence that converges on one function: each block gains part of what the other
-    // blocks of its function scored.
-    let ctx = knob("CTX", 0.0);
-    if ctx > 0.0 {
-        let fns: Vec<(usize, Option<usize>)> = clusters
-            .iter()
-            .map(|c| function_at(index, c.file, c.start, c.end))
-            .collect();
-        let mut total: HashMap<(usize, Option<usize>), f64> = HashMap::new();
-        for (c, f) in clusters.iter().zip(&fns) {
-            if f.1.is_some() {
-                *total.entry(*f).or_insert(0.0) += c.score;
-            }
-        }
-        for (c, f) in clusters.iter_mut().zip(&fns) {
-            if let Some(t) = total.get(f) {
-                c.score += ctx * (t - c.score);
-            }
         }
     }
     clusters.sort_by(|a, b| {
@@ -1009,12 +979,10 @@ fn select(
     let mut chosen: Vec<Candidate> = Vec::new();
     let mut functions: Vec<(usize, Option<usize>)> = Vec::new();
     let mut used = vec![false; eligible.len()];
-    let flow_slots = knob("FSLOT", 0.0) as usize;
-    let flow_min = knob("FMIN", 0.2);
     for slot in 0..cfg.max_blocks {
         // After the strongest block, some places go to where the data flow leads.
         let want_flow = slot >= 1
-            && slot + flow_slots >= cfg.max_blocks
+            && slot + 1 == cfg.max_blocks
             && !chosen.iter().any(|c| c.source == Source::Flow);
         let mut pick = None;
         for pass in 0..2 {
@@ -1023,10 +991,8 @@ fn select(
                     continue;
                 }
                 let flow_pass = want_flow && pass == 0;
-                if flow_pass && (c.source != Source::Flow || c.score < flow_min * top) {
-                    continue;
-                }
-                if !flow_pass && c.score < cfg.min_relative_score * top {
+                if flow_pass && c.source != Source::Flow || c.score < cfg.min_relative_score * top
+                {
                     continue;
                 }
                 let function = function_at(index, c.file, c.start, c.end);
@@ -1049,7 +1015,7 @@ fn select(
         if function.1.is_some() && !matches!(c.source, Source::Flow | Source::Log | Source::Frame) {
             let writer = eligible.iter().find(|w| {
                 w.source == Source::Flow
-                    && w.score >= knob("REP", 0.5) * c.score
+                    && w.score >= cfg.min_relative_score * c.score
                     && function_at(index, w.file, w.start, w.end) == function
             });
             if let Some(w) = writer {
