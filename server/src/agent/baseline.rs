@@ -463,8 +463,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         let t = &templates.templates[h.template];
         // Where the failure is raised or reported as an error: the symptom, which its data
         // flow explains.
-        let symptom =
-            h.kind == crate::code::SiteKind::Error || t.level == evidence::Level::Error;
+        let symptom = h.kind == crate::code::SiteKind::Error || t.level == evidence::Level::Error;
         let more = if h.lines > 1 {
             format!(", {} lines like it", h.lines)
         } else {
@@ -972,9 +971,7 @@ fn select(
     // its symptom usually sit in different functions.
     let eligible: Vec<Candidate> = clusters
         .into_iter()
-        .filter(|c| {
-            c.start >= 1 && c.end <= index.files[c.file].line_count.max(c.start)
-        })
+        .filter(|c| c.start >= 1 && c.end <= index.files[c.file].line_count.max(c.start))
         .collect();
     let mut chosen: Vec<Candidate> = Vec::new();
     let mut functions: Vec<(usize, Option<usize>)> = Vec::new();
@@ -991,8 +988,7 @@ fn select(
                     continue;
                 }
                 let flow_pass = want_flow && pass == 0;
-                if flow_pass && c.source != Source::Flow || c.score < cfg.min_relative_score * top
-                {
+                if flow_pass && c.source != Source::Flow || c.score < cfg.min_relative_score * top {
                     continue;
                 }
                 let function = function_at(index, c.file, c.start, c.end);
@@ -1316,6 +1312,84 @@ mod tests {
         assert_eq!(steps.last().unwrap().kind, StepKind::Submit);
     }
 
+    /// Four functions of ten lines each, lines 1-10, 11-20, 21-30, 31-40.
+    fn four_functions() -> RepoIndex {
+        let mut src = String::new();
+        for f in 0..4 {
+            src.push_str(&format!("def f{f}(x):\n"));
+            for k in 0..9 {
+                src.push_str(&format!("    v{k} = x + {k}\n"));
+            }
+        }
+        RepoIndex::from_texts(std::path::Path::new("/ws"), vec![("a.py".into(), src)])
+    }
+
+    fn cand(start: u32, end: u32, score: f64, source: Source) -> Candidate {
+        Candidate {
+            file: 0,
+            start,
+            end,
+            score,
+            source,
+            reason: format!("{source:?} {start}"),
+        }
+    }
+
+    fn picked(cands: Vec<Candidate>) -> Vec<(u32, u32, Source)> {
+        let index = four_functions();
+        let query = Query::from_report("");
+        let corpus = Corpus::default();
+        let scorer = BlockScorer::new(&index, &query, &corpus);
+        select(&BaselineConfig::default(), &index, &scorer, cands)
+            .chosen
+            .iter()
+            .map(|c| (c.start, c.end, c.source))
+            .collect()
+    }
+
+    #[test]
+    fn one_block_per_function_and_one_place_for_data_flow() {
+        let got = picked(vec![
+            cand(2, 2, 1.0, Source::Log),
+            cand(8, 8, 0.95, Source::Log),
+            cand(12, 12, 0.9, Source::Log),
+            cand(22, 22, 0.8, Source::Log),
+            cand(32, 32, 0.5, Source::Flow),
+        ]);
+        // 8 shares its function with 2; the last place goes to where data flow leads.
+        assert_eq!(
+            got,
+            [
+                (2, 2, Source::Log),
+                (12, 12, Source::Log),
+                (32, 32, Source::Flow)
+            ]
+        );
+        // A flow block too weak to be named on its own is not forced in.
+        let got = picked(vec![
+            cand(2, 2, 1.0, Source::Log),
+            cand(12, 12, 0.9, Source::Log),
+            cand(22, 22, 0.8, Source::Log),
+            cand(32, 32, 0.1, Source::Flow),
+        ]);
+        assert_eq!(got.last(), Some(&(22, 22, Source::Log)));
+    }
+
+    #[test]
+    fn neighbouring_evidence_joins_and_a_writer_speaks_for_a_named_function() {
+        let got = picked(vec![
+            cand(3, 4, 1.0, Source::Log),
+            cand(5, 5, 0.6, Source::Flow),
+            cand(13, 15, 0.9, Source::Named),
+            cand(18, 18, 0.5, Source::Flow),
+        ]);
+        // The log and the write right after it are one block; inside the function the
+        // report names, the statement that writes state is named rather than the words.
+        assert_eq!(got[0], (3, 5, Source::Log));
+        assert_eq!(got[1], (18, 18, Source::Flow));
+        assert_eq!(got.len(), 2);
+    }
+
     #[test]
     fn empty_report_and_no_evidence_submit_an_empty_diagnosis() {
         let dir = workspace(&[("src/lease.py", LEASE)]);
@@ -1330,12 +1404,11 @@ mod tests {
         let tb = "Traceback (most recent call last):\n  File \"/srv/app/src/lease.py\", line 7, in grant\nKeyError: 'x'\n";
         let (out, _) = run_blocking(&input(dir.path(), "crash", &[("ev/tb.txt", tb.into())]));
         let d = out.diagnosis.unwrap();
-        assert_eq!((d.blocks[0].start_line, d.blocks[0].end_line), (7, 7));
-        assert!(d.blocks[0]
-            .rationale
-            .as_deref()
-            .unwrap()
-            .contains("frame 1"));
+        // The crashing statement, joined with the statement that computed what it stores.
+        assert_eq!((d.blocks[0].start_line, d.blocks[0].end_line), (6, 7));
+        let why = d.blocks[0].rationale.as_deref().unwrap();
+        assert!(why.contains("frame 1"), "{why}");
+        assert!(why.contains("assigns `expiry`"), "{why}");
     }
 
     #[test]

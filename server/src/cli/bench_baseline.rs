@@ -205,9 +205,8 @@ pub fn attempt(a: AttemptArgs) -> CliResult {
         }
     }
     if let Some(out) = &a.out {
-        let spec = crate::agent::AgentSpec::Baseline(
-            crate::agent::baseline::BaselineConfig::default(),
-        );
+        let spec =
+            crate::agent::AgentSpec::Baseline(crate::agent::baseline::BaselineConfig::default());
         let cancel = tokio_util::sync::CancellationToken::new();
         rt.block_on(crate::run::attempt::run_attempt(
             &spec,

@@ -164,7 +164,9 @@ fn interpolated(text: &str, lang: Lang, s: usize, e: usize, line: u32, out: &mut
             }
             b'{' => {
                 let st = i + 1 + usize::from(b.get(i + 1) == Some(&b'$'));
-                let close = b[st.min(e)..e].iter().position(|&c| c == b'}' || c == b'\n');
+                let close = b[st.min(e)..e]
+                    .iter()
+                    .position(|&c| c == b'}' || c == b'\n');
                 if let Some(k) = close.filter(|_| b.get(st).is_some_and(|&c| is_ident_start(c))) {
                     let end = st + k;
                     for t in tokenize(text, lang, st, end, line) {
@@ -338,23 +340,119 @@ fn setter_field(method: &str) -> Option<String> {
 }
 
 const ASSIGN_OPS: &[&str] = &["=", ":="];
-const UPDATE_OPS: &[&str] = &[
-    "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>=",
-];
+const UPDATE_OPS: &[&str] = &["+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=", "<<=", ">>="];
 /// Words that are never the root of a path (keywords and literals of the languages).
 const KEYWORDS: &[&str] = &[
-    "if", "else", "elif", "for", "while", "do", "loop", "switch", "case", "default", "match",
-    "catch", "except", "try", "finally", "return", "throw", "throws", "raise", "new",
-    "synchronized", "and", "or", "not", "in", "is", "lambda", "def", "fn", "func", "let", "val",
-    "var", "mut", "const", "static", "final", "public", "private", "protected", "class",
-    "struct", "impl", "pub", "use", "import", "package", "go", "defer", "select", "yield",
-    "await", "async", "assert", "true", "false", "null", "nil", "None", "True", "False", "with",
-    "as", "from", "pass", "break", "continue", "goto", "range", "type", "interface", "enum",
-    "extends", "implements", "override", "where", "unsafe", "ref", "move", "dyn", "crate",
-    "instanceof", "typeof", "sizeof", "void", "volatile", "transient", "abstract", "trait",
-    "object", "sealed", "implicit", "lazy", "then", "chan", "map", "auto", "virtual",
-    "template", "typename", "namespace", "using", "operator", "inline", "explicit", "global",
-    "nonlocal", "del", "print", "exec",
+    "if",
+    "else",
+    "elif",
+    "for",
+    "while",
+    "do",
+    "loop",
+    "switch",
+    "case",
+    "default",
+    "match",
+    "catch",
+    "except",
+    "try",
+    "finally",
+    "return",
+    "throw",
+    "throws",
+    "raise",
+    "new",
+    "synchronized",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "lambda",
+    "def",
+    "fn",
+    "func",
+    "let",
+    "val",
+    "var",
+    "mut",
+    "const",
+    "static",
+    "final",
+    "public",
+    "private",
+    "protected",
+    "class",
+    "struct",
+    "impl",
+    "pub",
+    "use",
+    "import",
+    "package",
+    "go",
+    "defer",
+    "select",
+    "yield",
+    "await",
+    "async",
+    "assert",
+    "true",
+    "false",
+    "null",
+    "nil",
+    "None",
+    "True",
+    "False",
+    "with",
+    "as",
+    "from",
+    "pass",
+    "break",
+    "continue",
+    "goto",
+    "range",
+    "type",
+    "interface",
+    "enum",
+    "extends",
+    "implements",
+    "override",
+    "where",
+    "unsafe",
+    "ref",
+    "move",
+    "dyn",
+    "crate",
+    "instanceof",
+    "typeof",
+    "sizeof",
+    "void",
+    "volatile",
+    "transient",
+    "abstract",
+    "trait",
+    "object",
+    "sealed",
+    "implicit",
+    "lazy",
+    "then",
+    "chan",
+    "map",
+    "auto",
+    "virtual",
+    "template",
+    "typename",
+    "namespace",
+    "using",
+    "operator",
+    "inline",
+    "explicit",
+    "global",
+    "nonlocal",
+    "del",
+    "print",
+    "exec",
 ];
 const DECL_WORDS: &[&str] = &["let", "val", "var", "mut", "const", "lazy"];
 const SEPARATORS: &[&str] = &[".", "->", "?.", "::"];
@@ -477,24 +575,28 @@ pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
                 }
             }
             call = Some(method);
-        } else if ASSIGN_OPS.contains(&op(j)) && statement_level(j) {
-            write = Some(Write::Assign);
-        } else if UPDATE_OPS.contains(&op(j)) || op(j) == "++" || op(j) == "--" {
-            write = Some(Write::Update);
-        } else if matches!(op(root.wrapping_sub(1)), "++" | "--")
-            && !toks
-                .get(root.wrapping_sub(2))
-                .is_some_and(|p| matches!(p.kind, TokKind::Ident | TokKind::Num))
-        {
-            write = Some(Write::Update);
-        } else if op(j) == ":"
-            && root > 0
-            && DECL_WORDS.contains(&s(&toks[root - 1]))
-            && toks[root - 1].kind == TokKind::Ident
-        {
-            write = Some(Write::Assign);
-        } else if op(j) == "," && statement_level(j) && tuple_assigned(toks, &op, j) {
-            write = Some(Write::Assign);
+        } else {
+            let assigned = ASSIGN_OPS.contains(&op(j)) && statement_level(j)
+                // `let n: u64 = …`
+                || op(j) == ":"
+                    && root > 0
+                    && DECL_WORDS.contains(&s(&toks[root - 1]))
+                    && toks[root - 1].kind == TokKind::Ident
+                // `a, b = …`
+                || op(j) == "," && statement_level(j) && tuple_assigned(toks, &op, j);
+            // `x += 1`, `x++`, `++x` (not `a ++ b`).
+            let updated = UPDATE_OPS.contains(&op(j))
+                || op(j) == "++"
+                || op(j) == "--"
+                || matches!(op(root.wrapping_sub(1)), "++" | "--")
+                    && !toks
+                        .get(root.wrapping_sub(2))
+                        .is_some_and(|p| matches!(p.kind, TokKind::Ident | TokKind::Num));
+            if assigned {
+                write = Some(Write::Assign);
+            } else if updated {
+                write = Some(Write::Update);
+            }
         }
         // `&mut x` handed over (Rust), and Go's `delete(m, k)`: the argument is written.
         if write.is_none() && call.is_none() && root >= 2 {
@@ -549,19 +651,17 @@ fn close_of(toks: &[Tok], text: &str, k: usize) -> Option<usize> {
 
 /// Whether `a, b.c, d = …` follows from the `,` at `k`: paths and commas up to an assignment.
 fn tuple_assigned<'a>(toks: &[Tok], op: &impl Fn(usize) -> &'a str, k: usize) -> bool {
-    let mut j = k;
-    for _ in 0..24 {
+    for j in k..k + 24 {
         let o = op(j);
         if ASSIGN_OPS.contains(&o) {
             return true;
         }
-        let ok = matches!(o, "," | "." | "->")
-            || toks.get(j).is_some_and(|t| t.kind == TokKind::Ident);
+        let ok =
+            matches!(o, "," | "." | "->") || toks.get(j).is_some_and(|t| t.kind == TokKind::Ident);
         // A tuple assignment is on one line.
         if !ok || toks.get(j).is_some_and(|t| t.line != toks[k].line) {
             return false;
         }
-        j += 1;
     }
     false
 }
@@ -589,12 +689,13 @@ pub fn computes(text: &str, lang: Lang, from: usize, to: usize) -> bool {
     let is_str = |k: usize| toks.get(k).is_some_and(|t| t.kind == TokKind::Str);
     let binary = |k: usize| {
         k > at
-            && (matches!(toks[k - 1].kind, TokKind::Ident | TokKind::Num | TokKind::Str)
-                || matches!(s(&toks[k - 1]), ")" | "]"))
+            && (matches!(
+                toks[k - 1].kind,
+                TokKind::Ident | TokKind::Num | TokKind::Str
+            ) || matches!(s(&toks[k - 1]), ")" | "]"))
     };
-    let after_ident = |k: usize| {
-        k > 0 && toks[k - 1].kind == TokKind::Ident && toks[k - 1].end == toks[k].start
-    };
+    let after_ident =
+        |k: usize| k > 0 && toks[k - 1].kind == TokKind::Ident && toks[k - 1].end == toks[k].start;
     toks.iter().enumerate().skip(at).any(|(k, t)| match t.kind {
         // `"x" + y` builds a message.
         TokKind::Op if s(t) == "+" => !is_str(k + 1) && !is_str(k.wrapping_sub(1)),

@@ -766,6 +766,20 @@ mod tests {
     }
 
     #[test]
+    fn a_scala_block_argument_leaves_its_messages_to_the_calls_inside() {
+        let sc = parse_as(
+            Lang::Scala,
+            "class L {\n  def truncateTo(o: Long): Int = lock.synchronized {\n    val n = cut(o)\n    logger.info(s\"Truncated $n entries\")\n    n\n  }\n}\n",
+        );
+        let sites: Vec<_> = sc
+            .sites
+            .iter()
+            .map(|s| (s.line, s.callee.as_str()))
+            .collect();
+        assert_eq!(sites, [(4, "logger.info")]);
+    }
+
+    #[test]
     fn last_segment_of_callees() {
         assert_eq!(last_segment("this.leases.expired"), "expired");
         assert_eq!(last_segment("new java.util.HashMap<>"), "HashMap");

@@ -111,12 +111,65 @@ const SHORT_FUNCTION: u32 = 5;
 
 /// Names too generic to follow as data.
 const GENERIC: &[&str] = &[
-    "err", "error", "errors", "exc", "ex", "self", "this", "ctx", "context", "result", "results",
-    "res", "ret", "val", "value", "values", "key", "keys", "args", "kwargs", "log", "logger",
-    "LOG", "LOGGER", "Log", "fmt", "std", "string", "str", "int", "len", "size", "new", "true",
-    "false", "None", "null", "nil", "msg", "message", "format", "time", "now", "String",
-    "Integer", "Long", "Math", "System", "Arrays", "Collections", "Objects", "Optional",
-    "unwrap", "expect", "clone", "to_string", "iter", "into", "super",
+    "err",
+    "error",
+    "errors",
+    "exc",
+    "ex",
+    "self",
+    "this",
+    "ctx",
+    "context",
+    "result",
+    "results",
+    "res",
+    "ret",
+    "val",
+    "value",
+    "values",
+    "key",
+    "keys",
+    "args",
+    "kwargs",
+    "log",
+    "logger",
+    "LOG",
+    "LOGGER",
+    "Log",
+    "fmt",
+    "std",
+    "string",
+    "str",
+    "int",
+    "len",
+    "size",
+    "new",
+    "true",
+    "false",
+    "None",
+    "null",
+    "nil",
+    "msg",
+    "message",
+    "format",
+    "time",
+    "now",
+    "String",
+    "Integer",
+    "Long",
+    "Math",
+    "System",
+    "Arrays",
+    "Collections",
+    "Objects",
+    "Optional",
+    "unwrap",
+    "expect",
+    "clone",
+    "to_string",
+    "iter",
+    "into",
+    "super",
 ];
 
 fn followable(name: &str) -> bool {
@@ -338,12 +391,7 @@ impl<'a> Tracer<'a> {
                     } else {
                         COPY
                     };
-                    let reason = format!(
-                        "{} `{}` that {}",
-                        write_verb(*w),
-                        name,
-                        it.via
-                    );
+                    let reason = format!("{} `{}` that {}", write_verb(*w), name, it.via);
                     found.push(Found {
                         file: it.file,
                         start: *s,
@@ -355,7 +403,11 @@ impl<'a> Tracer<'a> {
                     if it.hop + 1 < MAX_HOPS {
                         let (names, calls) = reads_of(&v, *s, *e, None);
                         // A copy passes the value on unchanged: the flow loses nothing.
-                        let next = if copy < 1.0 { it.score / (1.0 + k as f64) } else { score };
+                        let next = if copy < 1.0 {
+                            it.score / (1.0 + k as f64)
+                        } else {
+                            score
+                        };
                         queue.push(Item {
                             file: it.file,
                             line: *s,
@@ -369,8 +421,7 @@ impl<'a> Tracer<'a> {
                         });
                     }
                 }
-                if runs.is_empty() && !*member && !v.params.contains(name) && bare_fields(lang)
-                {
+                if runs.is_empty() && !*member && !v.params.contains(name) && bare_fields(lang) {
                     // Not written here, not a parameter: a field or a global.
                     note_state(&mut state, name, it.score * STATE_WEIGHT * 0.5, &v, &it);
                 }
@@ -578,7 +629,11 @@ impl<'a> Tracer<'a> {
 
 impl Item {
     fn via_short(&self) -> String {
-        self.via.split(", which").next().unwrap_or(&self.via).to_string()
+        self.via
+            .split(", which")
+            .next()
+            .unwrap_or(&self.via)
+            .to_string()
     }
 }
 
@@ -689,7 +744,7 @@ fn writer_runs(
         })
         .filter(|w| w.1 < before)
         .collect();
-    writes.sort_by(|a, b| b.0.cmp(&a.0));
+    writes.sort_by_key(|w| std::cmp::Reverse(w.0));
     writes.dedup_by(|a, b| a.0 == b.0);
     let mut runs: Vec<(u32, u32, Write)> = Vec::new();
     for w in writes {
@@ -713,8 +768,7 @@ fn writer_runs(
 pub fn statement_at(m: &FileModel, line: u32, max: u32) -> (u32, u32) {
     match m.innermost(line).map(|i| &m.blocks[i]) {
         Some(b)
-            if matches!(b.kind, BlockKind::Statement | BlockKind::Compound)
-                && b.lines() <= max =>
+            if matches!(b.kind, BlockKind::Statement | BlockKind::Compound) && b.lines() <= max =>
         {
             (b.start_line, b.end_line)
         }
@@ -758,7 +812,10 @@ fn return_statements(m: &FileModel, def: usize) -> Vec<usize> {
     }
     if out.is_empty() {
         if let Some(&last) = m.children(Some(def)).last() {
-            if matches!(m.blocks[last].kind, BlockKind::Statement | BlockKind::Compound) {
+            if matches!(
+                m.blocks[last].kind,
+                BlockKind::Statement | BlockKind::Compound
+            ) {
                 out.push(last);
             }
         }
@@ -893,7 +950,11 @@ mod tests {
         assert_eq!(callee.via, Via::Callee);
         let writer = at(&found, 6, 6).expect("the writer of the state it reads");
         assert_eq!(writer.via, Via::State);
-        assert!(writer.reason.contains("`_valid_until`"), "{}", writer.reason);
+        assert!(
+            writer.reason.contains("`_valid_until`"),
+            "{}",
+            writer.reason
+        );
     }
 
     #[test]
@@ -923,6 +984,64 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_value_puts_removals_first() {
+        // The crash says something was missing: the removal outranks the insertion, which
+        // otherwise weighs the same.
+        let m = "class Members {\n  void add(N n) {\n    members.put(n.id, n);\n  }\n  void drop(N n) {\n    members.remove(n.id);\n  }\n  A addressOf(Id id) {\n    return members.get(id).addr;\n  }\n}\n";
+        let r = "class Router {\n  A route(Id owner) {\n    A addr = ms.addressOf(owner);\n    return addr.port();\n  }\n}\n";
+        let found = trace(vec![("M.java", m), ("R.java", r)], "R.java", 4, "");
+        let state = |found: &[Found], line: u32| {
+            found
+                .iter()
+                .find(|f| f.via == Via::State && f.start == line)
+                .map(|f| f.score)
+                .unwrap()
+        };
+        let (remove, put) = (state(&found, 6), state(&found, 3));
+        assert!(remove > 1.5 * put, "{remove} {put}");
+        // Without a missing value, both writers weigh the same.
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![("M.java".into(), m.into()), ("R.java".into(), r.into())],
+        );
+        let file = idx.file_id("R.java").unwrap();
+        let found = Tracer::new(&idx, 12).trace(&[Seed {
+            file,
+            start: 4,
+            end: 4,
+            score: 1.0,
+            what: "the seed".into(),
+            skip_call: None,
+            absence: false,
+        }]);
+        assert!((state(&found, 6) - state(&found, 3)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn helpers_called_inside_a_log_call_weigh_less_than_values_computed_before_it() {
+        let src = "class S:\n    def remaining(self):\n        return self.until - now()\n\n    def label(self):\n        return \"0x\" + hex(self.id) + \":\" + str(self.n - 1)\n\n    def tick(self):\n        left = self.remaining()\n        log.info(\"session %s valid for %.1fs\", self.label(), left)\n";
+        let found = trace(vec![("s.py", src)], "s.py", 10, "info");
+        let computed = at(&found, 2, 3).expect("remaining()");
+        let inline = at(&found, 5, 6).expect("label()");
+        assert!(computed.score > inline.score);
+    }
+
+    #[test]
+    fn state_the_report_names_leads_to_its_writers() {
+        let src = "struct Progress { next_idx: u64, matched: u64 }\nimpl Progress {\n    fn maybe_decr_to(&mut self, rejected: u64) -> bool {\n        self.next_idx = rejected.min(self.matched + 1);\n        true\n    }\n    fn reset(&mut self) {\n        self.next_idx = self.matched + 1;\n    }\n    fn next(&self) -> u64 {\n        self.next_idx\n    }\n}\n";
+        let idx = RepoIndex::from_texts(Path::new("/ws"), vec![("p.rs".into(), src.into())]);
+        let found = Tracer::new(&idx, 12).writers_of_named(&[("next_idx".into(), 1.0)]);
+        let lines: Vec<(u32, u32)> = found.iter().map(|f| (f.start, f.end)).collect();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines.contains(&(4, 4)) && lines.contains(&(8, 8)));
+        assert!(
+            found[0].reason.contains("which the report names"),
+            "{}",
+            found[0].reason
+        );
+    }
+
+    #[test]
     fn words_are_found_whole() {
         let idx = RepoIndex::from_texts(
             Path::new("/ws"),
@@ -931,6 +1050,9 @@ mod tests {
                 ("b.go".into(), "y := backs\n".into()),
             ],
         );
-        assert_eq!(files_with_words(&idx, &["acks", "y"]), vec![vec![0], vec![1]]);
+        assert_eq!(
+            files_with_words(&idx, &["acks", "y"]),
+            vec![vec![0], vec![1]]
+        );
     }
 }

@@ -147,7 +147,11 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             for lit in &f.literals {
                 // The lexer keeps no prefix: a Scala literal is read as interpolated (`s"…$x"`)
                 // so that its `$x` are values, as they are in the call site's own pattern.
-                let prefix = if f.lang == crate::code::Lang::Scala { "s" } else { "" };
+                let prefix = if f.lang == crate::code::Lang::Scala {
+                    "s"
+                } else {
+                    ""
+                };
                 let pattern = Pattern::from_pieces(&literal_pieces(
                     &format!("{prefix}\"{}\"", lit.text),
                     f.lang,
@@ -386,6 +390,28 @@ mod tests {
         // The test's copy of the statement ties with the real one and is discounted.
         let test = s.hits.iter().find(|h| h.file == 2).unwrap();
         assert!(test.score < server.score);
+    }
+
+    #[test]
+    fn scala_interpolated_messages_are_matched() {
+        // The literal pre-pass must read `$removed` as a value too, or the file is never
+        // parsed and its statement never matched.
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![(
+                "src/ReplicaLog.scala".into(),
+                "class ReplicaLog {\n  def truncateTo(o: Long): Int = lock.synchronized {\n    val removed = cut(o)\n    logger.info(s\"Truncated $removed entries from $name; log end offset now $end\")\n    removed\n  }\n}\n".into(),
+            )],
+        );
+        let mut t = Templates::default();
+        t.add_source(
+            "node-2.log",
+            "17:40:00.526 INFO io.tidelog.log.ReplicaLog - Truncated 0 entries from tidelog-0@node-2; log end offset now 389613\n",
+            false,
+        );
+        let s = search(&idx, &t);
+        assert_eq!(s.hits.len(), 1, "{:?}", s.hits);
+        assert_eq!(s.hits[0].line, 4);
     }
 
     #[test]

@@ -384,4 +384,19 @@ mod tests {
         assert_eq!(c, vec![("acquire".to_string(), server, 6)]);
         assert!(files_containing(&idx, "def", 1).is_none());
     }
+
+    #[test]
+    fn cpp_methods_defined_out_of_their_class_are_found_by_name() {
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![(
+                "src/split_planner.cc".into(),
+                "SplitPlan SplitPlanner::Build(const Range& p, Key k) const {\n  SplitPlan plan;\n  return plan;\n}\n".into(),
+            )],
+        );
+        let defs = definitions_named(&idx, "Build", 8);
+        assert_eq!(defs.len(), 1);
+        let m = idx.model(defs[0].0);
+        assert_eq!(m.blocks[defs[0].1].start_line, 1);
+    }
 }

@@ -143,8 +143,12 @@ mod tests {
                 (3, "an error check that does nothing")
             ]
         );
-        let py = "try:\n    x()\nexcept KeyError:\n    pass\nexcept ValueError:\n    log.warning('x')\n";
-        assert_eq!(whats(py, Lang::Python), [(3, "an exception swallowed with `pass`")]);
+        let py =
+            "try:\n    x()\nexcept KeyError:\n    pass\nexcept ValueError:\n    log.warning('x')\n";
+        assert_eq!(
+            whats(py, Lang::Python),
+            [(3, "an exception swallowed with `pass`")]
+        );
         let java = "try {\n  a();\n} catch (IOException e) {\n}\ntry { b(); } catch (Exception e) { log.warn(\"x\", e); }\n";
         assert_eq!(whats(java, Lang::Java), [(3, "an empty catch block")]);
         // Only the lines asked about.
