@@ -85,9 +85,7 @@ const MAX_FLOW_CANDIDATES: usize = 40;
 const FLOW_WEIGHT: f64 = 1.0;
 /// Writers of state the report names (`next_idx`), relative to their BM25-free base.
 const NAMED_STATE_WEIGHT: f64 = 0.5;
-/// Where the failure is raised or reported as an error (an error raised, an error-level
-/// line, a crash frame) is the symptom; its data flow explains it.
-const SYMPTOM_WEIGHT: f64 = 0.75;
+
 /// How many of the best candidates the trajectory lists (named or not).
 const RANKED_SHOWN: usize = 60;
 /// How much a candidate's BM25 (relative to the best) adds to its score.
@@ -461,9 +459,6 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         // al., OSDI'14): a log on an error path weighs more.
         let error_path = related::in_error_path(&m, &index.files[h.file].text, h.line);
         let t = &templates.templates[h.template];
-        // Where the failure is raised or reported as an error: the symptom, which its data
-        // flow explains.
-        let symptom = h.kind == crate::code::SiteKind::Error || t.level == evidence::Level::Error;
         let more = if h.lines > 1 {
             format!(", {} lines like it", h.lines)
         } else {
@@ -479,8 +474,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
             start: s,
             end: e,
             score: h.score / top_log.max(f64::MIN_POSITIVE)
-                * if error_path { ERROR_PATH_BOOST } else { 1.0 }
-                * if symptom { SYMPTOM_WEIGHT } else { 1.0 },
+                * if error_path { ERROR_PATH_BOOST } else { 1.0 },
             source: Source::Log,
             reason: format!(
                 "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
@@ -539,7 +533,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
                     file: *file,
                     start: s,
                     end: e,
-                    score: weight * SYMPTOM_WEIGHT,
+                    score: weight,
                     source: Source::Frame,
                     reason: format!(
                         "frame {} inside the repository of the trace{} ({}:{}) is at line {}; named with {}",
