@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod incidents;
+pub mod lsp;
 pub mod prepare;
 pub mod run;
 
@@ -40,6 +41,8 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// The language server on stdin/stdout
+    Lsp(lsp::LspArgs),
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -79,6 +82,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

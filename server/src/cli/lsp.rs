@@ -1,0 +1,58 @@
+//! `distdebug lsp`: the language server on stdin/stdout.
+//!
+//! Only JSON-RPC may reach stdout. The transport gets a private copy of the stdout file
+//! descriptor and descriptor 1 itself is pointed at stderr, so a stray `println!` anywhere in
+//! the process (an agent, a library) lands in the log instead of corrupting the protocol.
+
+use super::{CliError, CliResult};
+use clap::Args;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct LspArgs {
+    /// Use stdin/stdout (the only transport; accepted because editors pass it)
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+pub fn run(_a: LspArgs) -> CliResult {
+    let out = protocol_stdout()?;
+    let rt = super::runtime()?;
+    rt.block_on(crate::lsp::serve(
+        tokio::io::stdin(),
+        out,
+        crate::lsp::ServerOptions::default(),
+    ));
+    // Agents still winding down after a cancel get a moment; then the process ends anyway.
+    rt.shutdown_timeout(Duration::from_secs(2));
+    Ok(())
+}
+
+/// The protocol's stdout, with descriptor 1 redirected to stderr.
+#[cfg(unix)]
+fn protocol_stdout() -> Result<tokio::fs::File, CliError> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain descriptor calls; the duplicate is owned by the File made from it alone.
+    let fd = unsafe { libc::dup(1) };
+    if fd < 0 {
+        return Err(CliError::bad_input(format!(
+            "cannot duplicate stdout: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: 2 and 1 are the process's own stderr and stdout.
+    if unsafe { libc::dup2(2, 1) } < 0 {
+        return Err(CliError::bad_input(format!(
+            "cannot point stdout at stderr: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: `fd` was just returned by dup and nothing else owns it.
+    let file = unsafe { std::fs::File::from_raw_fd(fd) };
+    Ok(tokio::fs::File::from_std(file))
+}
+
+#[cfg(not(unix))]
+fn protocol_stdout() -> Result<tokio::io::Stdout, CliError> {
+    Ok(tokio::io::stdout())
+}
