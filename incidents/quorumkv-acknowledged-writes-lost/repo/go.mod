@@ -1,0 +1,3 @@
+module github.com/quorumkv/quorumkv
+
+go 1.21

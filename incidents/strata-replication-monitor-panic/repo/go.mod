@@ -1,0 +1,3 @@
+module github.com/stratafs/strata
+
+go 1.22
