@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 use std::collections::HashSet;
+use std::future::Future;
+use std::task::{Context, Waker};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::ls_types::notification::{Notification, Progress};
@@ -118,7 +120,7 @@ pub async fn pump(
             Outgoing::ShowDocument(p) => {
                 // Answered by the user's editor at its own pace: do not hold the queue.
                 let c = client.clone();
-                tokio::spawn(async move {
+                send_in_order(async move {
                     let uri = p.uri.as_str().to_string();
                     match c.show_document(p).await {
                         Ok(true) => {}
@@ -129,12 +131,23 @@ pub async fn pump(
             }
             Outgoing::RefreshCodeLens => {
                 let c = client.clone();
-                tokio::spawn(async move {
+                send_in_order(async move {
                     if let Err(e) = c.code_lens_refresh().await {
                         eprintln!("distdebug lsp: workspace/codeLens/refresh failed: {e}");
                     }
                 });
             }
         }
+    }
+}
+
+/// Starts a request to the client so that it goes out in queue order, and awaits the answer
+/// in the background. The first poll puts the request on the wire's queue; what remains (the
+/// wait for the answer) continues in its own task.
+fn send_in_order(request: impl Future<Output = ()> + Send + 'static) {
+    let mut request = Box::pin(request);
+    let mut cx = Context::from_waker(Waker::noop());
+    if request.as_mut().poll(&mut cx).is_pending() {
+        tokio::spawn(request);
     }
 }
