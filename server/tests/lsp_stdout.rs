@@ -2,9 +2,9 @@
 //! requests, shutdown) its stdout holds JSON-RPC frames and nothing else, and its logs go to
 //! stderr.
 
-use distdebug::lsp::harness::{full_capabilities, is_notification, TestClient};
 use distdebug::incident::prepare::{prepare_workspace, PrepareOptions};
 use distdebug::incident::Incident;
+use distdebug::lsp::harness::{full_capabilities, is_notification, TestClient};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::pin::Pin;
@@ -20,7 +20,11 @@ struct Recording<R> {
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Recording<R> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         let new = buf.filled()[before..].to_vec();
@@ -36,13 +40,22 @@ fn frames(mut bytes: &[u8]) -> Result<Vec<Value>, String> {
         let head_end = bytes
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
-            .ok_or_else(|| format!("bytes outside a frame: {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(80)])))?;
+            .ok_or_else(|| {
+                format!(
+                    "bytes outside a frame: {:?}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(80)])
+                )
+            })?;
         let head = std::str::from_utf8(&bytes[..head_end]).map_err(|e| e.to_string())?;
         let mut length = None;
         for line in head.split("\r\n") {
-            let (k, v) = line.split_once(':').ok_or_else(|| format!("not a header: {line:?}"))?;
+            let (k, v) = line
+                .split_once(':')
+                .ok_or_else(|| format!("not a header: {line:?}"))?;
             match k.to_ascii_lowercase().as_str() {
-                "content-length" => length = Some(v.trim().parse::<usize>().map_err(|e| e.to_string())?),
+                "content-length" => {
+                    length = Some(v.trim().parse::<usize>().map_err(|e| e.to_string())?)
+                }
                 "content-type" => {}
                 other => return Err(format!("unexpected header {other:?}")),
             }
@@ -52,7 +65,8 @@ fn frames(mut bytes: &[u8]) -> Result<Vec<Value>, String> {
         if body.len() < length {
             return Err("a truncated frame".into());
         }
-        let v: Value = serde_json::from_slice(&body[..length]).map_err(|e| format!("a body that is not JSON: {e}"))?;
+        let v: Value = serde_json::from_slice(&body[..length])
+            .map_err(|e| format!("a body that is not JSON: {e}"))?;
         if v["jsonrpc"] != "2.0" {
             return Err(format!("not JSON-RPC 2.0: {v}"));
         }
@@ -66,8 +80,17 @@ fn frames(mut bytes: &[u8]) -> Result<Vec<Value>, String> {
 async fn stdout_carries_nothing_but_json_rpc() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/incidents/tiny-lease");
-    prepare_workspace(&Incident::load(&fixture).unwrap(), &ws, &PrepareOptions { force: true, offline: true }).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/incidents/tiny-lease");
+    prepare_workspace(
+        &Incident::load(&fixture).unwrap(),
+        &ws,
+        &PrepareOptions {
+            force: true,
+            offline: true,
+        },
+    )
+    .unwrap();
 
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_distdebug"))
         .args(["lsp", "--stdio"])
@@ -89,19 +112,28 @@ async fn stdout_carries_nothing_but_json_rpc() {
         s
     });
     let mut c = TestClient::over(stdout, child.stdin.take().unwrap());
-    c.initialize(Some(&ws), full_capabilities("utf-16"), Value::Null).await.unwrap();
-    let r = c.command("distdebug.runAgent", json!({"agent": "baseline"})).await.unwrap();
+    c.initialize(Some(&ws), full_capabilities("utf-16"), Value::Null)
+        .await
+        .unwrap();
+    let r = c
+        .command("distdebug.runAgent", json!({"agent": "baseline"}))
+        .await
+        .unwrap();
     let run = r["result"]["run"].as_str().unwrap().to_string();
     c.wait_for("the end of the run", |m| {
-        is_notification(m, "window/logMessage") && m["params"]["message"] == format!("{run} finished")
+        is_notification(m, "window/logMessage")
+            && m["params"]["message"] == format!("{run} finished")
     })
     .await
     .unwrap();
     let st = c.call("distdebug/status", Value::Null).await.unwrap();
     assert_eq!(st["attempts"][0]["exit"], "submitted");
-    c.call("textDocument/codeLens", json!({"textDocument": {"uri": "file:///nowhere.py"}}))
-        .await
-        .unwrap();
+    c.call(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": "file:///nowhere.py"}}),
+    )
+    .await
+    .unwrap();
     c.shutdown().await.unwrap();
     let status = child.wait().await.unwrap();
     assert!(status.success(), "{status}");

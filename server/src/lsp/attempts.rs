@@ -95,7 +95,11 @@ impl Predicted {
                 .filter(|r| !r.is_empty()),
             confidence: b.confidence,
             step,
-            evidence: b.extra.get("evidence").map(parse_evidence).unwrap_or_default(),
+            evidence: b
+                .extra
+                .get("evidence")
+                .map(parse_evidence)
+                .unwrap_or_default(),
         }
     }
 }
@@ -178,7 +182,11 @@ pub fn kind_name(k: StepKind) -> &'static str {
 
 /// The first line of `text`, cut to `max` characters with an ellipsis.
 pub fn shorten(text: &str, max: usize) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     if line.chars().count() <= max {
         line.to_string()
     } else {
@@ -447,8 +455,16 @@ mod tests {
         .unwrap();
         let a2 = inc.join("attempt-2");
         std::fs::create_dir_all(&a2).unwrap();
-        std::fs::write(a2.join(TRAJECTORY_LIVE), "{\"index\":0,\"kind\":\"thought\"}\n").unwrap();
-        std::fs::write(a2.join(DIAGNOSIS), r#"{"blocks":[{"path":"/abs","start_line":1,"end_line":1}]}"#).unwrap();
+        std::fs::write(
+            a2.join(TRAJECTORY_LIVE),
+            "{\"index\":0,\"kind\":\"thought\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            a2.join(DIAGNOSIS),
+            r#"{"blocks":[{"path":"/abs","start_line":1,"end_line":1}]}"#,
+        )
+        .unwrap();
 
         let all = scan(root.path(), "inc");
         assert_eq!(all.len(), 2);
@@ -457,9 +473,16 @@ mod tests {
             attempt: 1,
         }];
         assert_eq!(first.state, AttemptState::Finished);
-        assert_eq!((first.agent.as_str(), first.exit), ("ext", Some(Exit::Submitted)));
+        assert_eq!(
+            (first.agent.as_str(), first.exit),
+            ("ext", Some(Exit::Submitted))
+        );
         assert_eq!(first.blocks.len(), 1);
-        assert_eq!(first.blocks[0].step, Some(0), "blocks default to the submit step");
+        assert_eq!(
+            first.blocks[0].step,
+            Some(0),
+            "blocks default to the submit step"
+        );
         let second = &all[&AttemptKey {
             config: "cfg".into(),
             attempt: 2,
@@ -467,7 +490,11 @@ mod tests {
         assert_eq!(second.state, AttemptState::Incomplete);
         assert_eq!(second.steps.len(), 1);
         assert!(second.blocks.is_empty());
-        assert!(second.diagnosis_error.as_deref().unwrap().contains("absolute"));
+        assert!(second
+            .diagnosis_error
+            .as_deref()
+            .unwrap()
+            .contains("absolute"));
     }
 
     #[test]
@@ -485,7 +512,10 @@ mod tests {
         s.index = 0;
         assert!(!a.record_step(&s));
         s.index = 1;
-        s.blocks = Some(vec![DiagnosisBlock::new("x.rs", 1, 2), DiagnosisBlock::new("y.rs", 5, 5)]);
+        s.blocks = Some(vec![
+            DiagnosisBlock::new("x.rs", 1, 2),
+            DiagnosisBlock::new("y.rs", 5, 5),
+        ]);
         assert!(a.record_step(&s));
         s.index = 2;
         s.blocks = Some(vec![
@@ -495,7 +525,10 @@ mod tests {
         ]);
         assert!(a.record_step(&s));
         assert_eq!(a.blocks.len(), 1);
-        assert_eq!((a.blocks[0].path.as_str(), a.blocks[0].step), ("z.rs", Some(2)));
+        assert_eq!(
+            (a.blocks[0].path.as_str(), a.blocks[0].step),
+            ("z.rs", Some(2))
+        );
         assert_eq!(a.step(1).unwrap().index, 1);
     }
 }

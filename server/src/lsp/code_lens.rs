@@ -35,9 +35,18 @@ pub fn code_lenses(state: &State, uri: &str) -> Vec<CodeLens> {
         let title = format!(
             "◆ {}{}",
             score_title(current, score),
-            file_counts(count(Code::Hit), count(Code::FalsePositive), count(Code::Missed))
+            file_counts(
+                count(Code::Hit),
+                count(Code::FalsePositive),
+                count(Code::Missed)
+            )
         );
-        out.push(lens(0, title, "distdebug.score", json!({"config": current.key.config, "attempt": current.key.attempt})));
+        out.push(lens(
+            0,
+            title,
+            "distdebug.score",
+            json!({"config": current.key.config, "attempt": current.key.attempt}),
+        ));
     }
     for a in annotations {
         let super::view::Origin::Block(i) = a.origin else {

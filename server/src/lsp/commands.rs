@@ -228,7 +228,10 @@ fn cancel(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
     }
     drop(st);
     if !cancelled.is_empty() {
-        session.log(MessageType::INFO, format!("cancelling {}", cancelled.join(", ")));
+        session.log(
+            MessageType::INFO,
+            format!("cancelling {}", cancelled.join(", ")),
+        );
     }
     Ok(Some(json!({ "cancelled": cancelled })))
 }
@@ -245,7 +248,10 @@ pub fn cancel_progress(session: &Session, token: &str) {
         r.cancel.cancel();
         let id = r.id.clone();
         drop(st);
-        session.log(MessageType::INFO, format!("cancelling {id} (from the client)"));
+        session.log(
+            MessageType::INFO,
+            format!("cancelling {id} (from the client)"),
+        );
     }
 }
 
@@ -359,10 +365,15 @@ fn show_attempt(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
     st.refresh(&session.outbox);
     refresh_code_lenses(&st, &session.outbox);
     let answer = st.attempts.get(&key).map(|x| x.to_json(true));
-    if let Some(e) = st.attempts.get(&key).and_then(|x| x.diagnosis_error.clone()) {
-        session
-            .outbox
-            .show(MessageType::WARNING, format!("{key}: diagnosis.json is not schema-valid: {e}"));
+    if let Some(e) = st
+        .attempts
+        .get(&key)
+        .and_then(|x| x.diagnosis_error.clone())
+    {
+        session.outbox.show(
+            MessageType::WARNING,
+            format!("{key}: diagnosis.json is not schema-valid: {e}"),
+        );
     }
     Ok(answer)
 }
@@ -428,8 +439,7 @@ fn open_incident(session: &Arc<Session>, arg: Value) -> Outcome {
         .unwrap_or_else(|| default_workspaces_dir().join(&id));
     let session = session.clone();
     Outcome::Later(Box::pin(async move {
-        let reuse = !a.force
-            && WorkspaceInfo::load(&out).is_ok_and(|info| info.incident == id);
+        let reuse = !a.force && WorkspaceInfo::load(&out).is_ok_and(|info| info.incident == id);
         if !reuse {
             let (inc, dest) = (incident.clone(), out.clone());
             let opts = PrepareOptions {

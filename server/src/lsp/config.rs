@@ -89,10 +89,7 @@ impl Config {
                 },
                 "labelSeverity" => match parse_severity(v) {
                     Some(s) => self.label_severity = s,
-                    None => problems.push(format!(
-                        "settings.labelSeverity: {}",
-                        SEVERITY_EXPECTED
-                    )),
+                    None => problems.push(format!("settings.labelSeverity: {}", SEVERITY_EXPECTED)),
                 },
                 _ => {} // settings of other tools or newer versions: not ours to judge
             }
@@ -139,7 +136,11 @@ mod tests {
         assert_eq!(c.incident, Some(PathBuf::from("/inc/zk")));
         assert_eq!(c.annotator.as_deref(), Some("ann-1"));
         assert_eq!(c.severity, DiagnosticSeverity::WARNING);
-        assert_eq!(c.label_severity, DiagnosticSeverity::HINT, "bad value keeps the default");
+        assert_eq!(
+            c.label_severity,
+            DiagnosticSeverity::HINT,
+            "bad value keeps the default"
+        );
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("labelSeverity") || problems[1].contains("labelSeverity"));
     }

@@ -101,8 +101,15 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
     let related = state.caps.related_information;
     let open_uri = state.open_rel.get(rel).cloned();
     let ws = state.workspace.as_mut()?;
-    let (uri, lines, version) = match open_uri.as_ref().and_then(|u| Some((u, state.docs.get(u)?))) {
-        Some((u, doc)) => (Uri::from_str(u).ok()?, Lines::Open(&doc.rope), Some(doc.version)),
+    let (uri, lines, version) = match open_uri
+        .as_ref()
+        .and_then(|u| Some((u, state.docs.get(u)?)))
+    {
+        Some((u, doc)) => (
+            Uri::from_str(u).ok()?,
+            Lines::Open(&doc.rope),
+            Some(doc.version),
+        ),
         None => {
             let info = ws.file_info(rel)?;
             (ws.uri_of(rel)?, Lines::Disk(info), None)
@@ -141,7 +148,9 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
                     .unwrap_or_default();
                 let what = l.note.as_deref().unwrap_or("labeled causal block");
                 let msg = match a.code {
-                    Code::Missed => format!("missed: no prediction reached this label{who}: {what}"),
+                    Code::Missed => {
+                        format!("missed: no prediction reached this label{who}: {what}")
+                    }
                     _ => format!("label{who}: {what}"),
                 };
                 (msg, json!({"label": i}), &[][..])

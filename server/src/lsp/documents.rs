@@ -20,7 +20,10 @@ pub struct Document {
 pub enum Change {
     Applied,
     /// The edit's version is not newer than the document's: dropped.
-    Stale { have: i32, got: i32 },
+    Stale {
+        have: i32,
+        got: i32,
+    },
     /// The document is not open.
     NotOpen,
 }

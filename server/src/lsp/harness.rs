@@ -36,11 +36,15 @@ async fn write_frame(w: &Writer, msg: &Value) -> Result<(), String> {
     w.write_all(&body)
         .await
         .map_err(|e| format!("cannot write to the server: {e}"))?;
-    w.flush().await.map_err(|e| format!("cannot write to the server: {e}"))
+    w.flush()
+        .await
+        .map_err(|e| format!("cannot write to the server: {e}"))
 }
 
 /// Reads one framed message; `Ok(None)` at the end of the stream.
-pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> Result<Option<Value>, String> {
+pub async fn read_frame<R: AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+) -> Result<Option<Value>, String> {
     let mut length: Option<usize> = None;
     loop {
         let mut line = String::new();
@@ -56,7 +60,12 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> Result<Op
             .split_once(':')
             .ok_or_else(|| format!("not a header line: {line:?}"))?;
         if name.eq_ignore_ascii_case("content-length") {
-            length = Some(value.trim().parse().map_err(|_| format!("bad length {value:?}"))?);
+            length = Some(
+                value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("bad length {value:?}"))?,
+            );
         }
     }
     let length = length.ok_or("a message without Content-Length")?;
@@ -100,7 +109,9 @@ impl TestClient {
             let mut r = BufReader::new(read);
             while let Ok(Some(msg)) = read_frame(&mut r).await {
                 // A request from the server: answer it at once, as an editor would.
-                if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(|m| m.as_str())) {
+                if let (Some(id), Some(method)) =
+                    (msg.get("id"), msg.get("method").and_then(|m| m.as_str()))
+                {
                     let mut reply = answer(method);
                     reply["jsonrpc"] = json!("2.0");
                     reply["id"] = id.clone();
@@ -138,7 +149,9 @@ impl TestClient {
                 }
                 Ok(())
             }
-            Ok(None) => Err(format!("the server closed the connection while waiting for {waiting_for}")),
+            Ok(None) => Err(format!(
+                "the server closed the connection while waiting for {waiting_for}"
+            )),
             Err(_) => Err(format!(
                 "no {waiting_for} within {:?}; last messages: {}",
                 self.deadline,
@@ -154,7 +167,11 @@ impl TestClient {
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
-        write_frame(&self.writer, &json!({"jsonrpc": "2.0", "method": method, "params": params})).await
+        write_frame(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        )
+        .await
     }
 
     /// Sends a request without waiting; returns its id.
@@ -175,7 +192,8 @@ impl TestClient {
             if let Some(r) = self.responses.remove(&id) {
                 return Ok(r);
             }
-            self.receive(&format!("the response to request {id}")).await?;
+            self.receive(&format!("the response to request {id}"))
+                .await?;
         }
     }
 
@@ -224,7 +242,11 @@ impl TestClient {
     }
 
     /// Waits until any message received so far or later satisfies `pred`.
-    pub async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Result<Value, String> {
+    pub async fn wait_for(
+        &mut self,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Result<Value, String> {
         self.wait_from(0, what, pred).await.map(|(_, m)| m)
     }
 
@@ -291,7 +313,8 @@ pub fn is_notification(m: &Value, method: &str) -> bool {
 
 /// Is `m` a `publishDiagnostics` for `uri`?
 pub fn is_diagnostics_for(m: &Value, uri: &str) -> bool {
-    is_notification(m, "textDocument/publishDiagnostics") && m["params"]["uri"].as_str() == Some(uri)
+    is_notification(m, "textDocument/publishDiagnostics")
+        && m["params"]["uri"].as_str() == Some(uri)
 }
 
 /// The diagnostic codes of a `publishDiagnostics` message, in order.

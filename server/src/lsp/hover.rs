@@ -14,7 +14,13 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
     let rel = state.workspace.as_ref()?.rel_path_of_uri(uri)?;
     let line = pos.line.checked_add(1)?;
     let md = state.caps.markdown_hover;
-    let bold = |s: &str| if md { format!("**{s}**") } else { s.to_string() };
+    let bold = |s: &str| {
+        if md {
+            format!("**{s}**")
+        } else {
+            s.to_string()
+        }
+    };
     let current = state.current_attempt();
     let mut sections = Vec::new();
     let mut span: Option<(u32, u32)> = None;
@@ -50,10 +56,15 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
                 if let Some(conf) = b.confidence {
                     lines.push(format!("confidence: {}", pct(conf)));
                 }
-                lines.push(format!("lines {}-{} of {}", b.start_line, b.end_line, b.path));
+                lines.push(format!(
+                    "lines {}-{} of {}",
+                    b.start_line, b.end_line, b.path
+                ));
                 if let Some(step) = b.step {
                     match c.step(step) {
-                        Some(s) => lines.push(format!("trajectory step {}: {}", s.index, s.summary())),
+                        Some(s) => {
+                            lines.push(format!("trajectory step {}: {}", s.index, s.summary()))
+                        }
                         None => lines.push(format!("trajectory step {step}")),
                     }
                 }
@@ -77,7 +88,10 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
                 if let Some(who) = &l.annotator {
                     lines.push(format!("annotator: {who}"));
                 }
-                lines.push(format!("lines {}-{} of {}", l.start_line, l.end_line, l.path));
+                lines.push(format!(
+                    "lines {}-{} of {}",
+                    l.start_line, l.end_line, l.path
+                ));
             }
         }
         sections.push(lines.join(if md { "  \n" } else { "\n" }));

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower_lsp_server::ls_types::{
     DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWorkspaceFoldersParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
-    MessageType, NumberOrString, WorkDoneProgressCancelParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, MessageType,
+    NumberOrString, WorkDoneProgressCancelParams,
 };
 
 /// The methods handled here.
@@ -35,30 +35,44 @@ pub fn handle(session: &Session, method: &str, params: Option<Value>) {
         "textDocument/didChange" => with(session, method, params, did_change),
         "textDocument/didClose" => with(session, method, params, did_close),
         "textDocument/didSave" => with(session, method, params, did_save),
-        "workspace/didChangeConfiguration" => with(session, method, params, did_change_configuration),
+        "workspace/didChangeConfiguration" => {
+            with(session, method, params, did_change_configuration)
+        }
         "workspace/didChangeWorkspaceFolders" => with(session, method, params, did_change_folders),
-        "window/workDoneProgress/cancel" => {
-            with(session, method, params, |s, p: WorkDoneProgressCancelParams| {
+        "window/workDoneProgress/cancel" => with(
+            session,
+            method,
+            params,
+            |s, p: WorkDoneProgressCancelParams| {
                 if let NumberOrString::String(t) = &p.token {
                     commands::cancel_progress(s, t);
                 }
-            })
-        }
+            },
+        ),
         _ => {}
     }
 }
 
-fn with<P: DeserializeOwned>(session: &Session, method: &str, params: Value, f: impl FnOnce(&Session, P)) {
+fn with<P: DeserializeOwned>(
+    session: &Session,
+    method: &str,
+    params: Value,
+    f: impl FnOnce(&Session, P),
+) {
     match serde_json::from_value::<P>(params) {
         Ok(p) => f(session, p),
-        Err(e) => session.log(MessageType::ERROR, format!("{method}: bad params, ignored: {e}")),
+        Err(e) => session.log(
+            MessageType::ERROR,
+            format!("{method}: bad params, ignored: {e}"),
+        ),
     }
 }
 
 fn did_open(session: &Session, p: DidOpenTextDocumentParams) {
     let uri = p.text_document.uri.as_str().to_string();
     let mut st = session.lock();
-    st.docs.open(&uri, &p.text_document.text, p.text_document.version);
+    st.docs
+        .open(&uri, &p.text_document.text, p.text_document.version);
     if let Some(rel) = rel_of(&st, &uri) {
         st.open_rel.insert(rel.clone(), uri);
         diagnostics::publish_file(&mut st, &session.outbox, &rel);
@@ -69,7 +83,10 @@ fn did_change(session: &Session, p: DidChangeTextDocumentParams) {
     let uri = p.text_document.uri.as_str().to_string();
     let mut st = session.lock();
     let enc = st.caps.encoding;
-    match st.docs.change(&uri, p.text_document.version, &p.content_changes, enc) {
+    match st
+        .docs
+        .change(&uri, p.text_document.version, &p.content_changes, enc)
+    {
         Change::Applied => {
             if let Some(rel) = rel_of(&st, &uri) {
                 diagnostics::publish_file(&mut st, &session.outbox, &rel);
@@ -150,7 +167,10 @@ fn did_change_folders(session: &Session, p: DidChangeWorkspaceFoldersParams) {
             .any(|path| path == ws.root)
     });
     if removed_ours {
-        session.log(MessageType::INFO, "the incident workspace folder was removed");
+        session.log(
+            MessageType::INFO,
+            "the incident workspace folder was removed",
+        );
         st.workspace = None;
         st.opened_incident = None;
         st.attempts.clear();

@@ -58,32 +58,52 @@ where
             let (_, _, params) = req.into_parts();
             let session = &self.session;
             // A bug in a handler must not take the server down with it.
-            if catch_unwind(AssertUnwindSafe(|| notifications::handle(session, &method, params))).is_err() {
-                session.log(MessageType::ERROR, format!("internal error while handling {method}; see stderr"));
+            if catch_unwind(AssertUnwindSafe(|| {
+                notifications::handle(session, &method, params)
+            }))
+            .is_err()
+            {
+                session.log(
+                    MessageType::ERROR,
+                    format!("internal error while handling {method}; see stderr"),
+                );
             }
             return ready(None);
         }
         if method == "workspace/executeCommand" {
             if let Some(id) = req.id().cloned() {
                 let (_, _, params) = req.into_parts();
-                let p: ExecuteCommandParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let err = Error::invalid_params(format!("workspace/executeCommand: {e}"));
-                        return ready(Some(Response::from_parts(id, Err(err))));
-                    }
-                };
+                let p: ExecuteCommandParams =
+                    match serde_json::from_value(params.unwrap_or(Value::Null)) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let err =
+                                Error::invalid_params(format!("workspace/executeCommand: {e}"));
+                            return ready(Some(Response::from_parts(id, Err(err))));
+                        }
+                    };
                 let session = &self.session;
-                let outcome = catch_unwind(AssertUnwindSafe(|| commands::execute(session, &p.command, p.arguments)))
-                    .unwrap_or_else(|_| {
-                        session.log(MessageType::ERROR, format!("internal error in {}; see stderr", p.command));
-                        Outcome::Ready(Err(Error::internal_error()))
-                    });
+                let outcome = catch_unwind(AssertUnwindSafe(|| {
+                    commands::execute(session, &p.command, p.arguments)
+                }))
+                .unwrap_or_else(|_| {
+                    session.log(
+                        MessageType::ERROR,
+                        format!("internal error in {}; see stderr", p.command),
+                    );
+                    Outcome::Ready(Err(Error::internal_error()))
+                });
                 return match outcome {
-                    Outcome::Ready(r) => ready(Some(Response::from_parts(id, r.map(|v| v.unwrap_or(Value::Null))))),
+                    Outcome::Ready(r) => ready(Some(Response::from_parts(
+                        id,
+                        r.map(|v| v.unwrap_or(Value::Null)),
+                    ))),
                     Outcome::Later(f) => Box::pin(async move {
                         let r = f.await;
-                        Ok(Some(Response::from_parts(id, r.map(|v| v.unwrap_or(Value::Null)))))
+                        Ok(Some(Response::from_parts(
+                            id,
+                            r.map(|v| v.unwrap_or(Value::Null)),
+                        )))
                     }),
                 };
             }

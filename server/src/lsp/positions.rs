@@ -179,7 +179,11 @@ mod tests {
         let rope = Rope::from_str("α😀β\n\r\nz€\rq");
         for enc in [Encoding::Utf8, Encoding::Utf16] {
             for off in 0..=rope.len_chars() {
-                if off > 0 && off < rope.len_chars() && rope.char(off - 1) == '\r' && rope.char(off) == '\n' {
+                if off > 0
+                    && off < rope.len_chars()
+                    && rope.char(off - 1) == '\r'
+                    && rope.char(off) == '\n'
+                {
                     continue; // inside a "\r\n" break: no position names it
                 }
                 let p = from_char(&rope, off, enc);

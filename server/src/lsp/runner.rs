@@ -133,7 +133,10 @@ mod tests {
     #[test]
     fn config_names_are_safe_folder_names() {
         assert_eq!(config_name("baseline", None), "baseline");
-        assert_eq!(config_name("llm", Some("openai/GPT-4o mini")), "llm-openai-gpt-4o-mini");
+        assert_eq!(
+            config_name("llm", Some("openai/GPT-4o mini")),
+            "llm-openai-gpt-4o-mini"
+        );
         assert_eq!(config_name("..", Some("/")), "agent");
     }
 
@@ -141,8 +144,14 @@ mod tests {
     fn the_library_runner_checks_agents_and_models() {
         let r = LibraryRunner;
         let p = r.plan("baseline", None).unwrap();
-        assert_eq!((p.agent.as_str(), p.config.as_str()), ("baseline", "baseline"));
+        assert_eq!(
+            (p.agent.as_str(), p.config.as_str()),
+            ("baseline", "baseline")
+        );
         assert!(r.plan("nope", None).unwrap_err().contains("unknown agent"));
-        assert!(r.plan("baseline", Some("m")).unwrap_err().contains("takes no model"));
+        assert!(r
+            .plan("baseline", Some("m"))
+            .unwrap_err()
+            .contains("takes no model"));
     }
 }

@@ -52,7 +52,12 @@ async fn drive(session: Arc<Session>, plan: RunPlan) {
             Some(p) => p,
             None => break, // the workspace changed under the run: nothing left to show it in
         };
-        let listener = step_listener(session.clone(), key.clone(), plan.id.clone(), progress.clone());
+        let listener = step_listener(
+            session.clone(),
+            key.clone(),
+            plan.id.clone(),
+            progress.clone(),
+        );
         let req = AttemptRequest {
             plan: plan.agent.clone(),
             workspace: plan.workspace.clone(),
@@ -94,7 +99,11 @@ enum Outcome {
 
 /// Marks the attempt running and begins its progress. `None` when the attempt is gone (the
 /// server switched to another workspace meanwhile).
-fn begin_attempt(session: &Session, plan: &RunPlan, key: &AttemptKey) -> Option<Arc<ProgressReporter>> {
+fn begin_attempt(
+    session: &Session,
+    plan: &RunPlan,
+    key: &AttemptKey,
+) -> Option<Arc<ProgressReporter>> {
     let mut st = session.lock();
     let same_workspace = st
         .workspace
@@ -181,7 +190,10 @@ fn finish_attempt(
                     Exit::Budget => format!("out of budget, {} block(s)", a.blocks.len()),
                     Exit::Error => {
                         let why = summary.error.unwrap_or_else(|| "no reason given".into());
-                        error_to_show = Some(format!("agent {} #{} failed: {why}", plan.agent.agent, key.attempt));
+                        error_to_show = Some(format!(
+                            "agent {} #{} failed: {why}",
+                            plan.agent.agent, key.attempt
+                        ));
                         format!("error: {why}")
                     }
                 };
@@ -191,7 +203,10 @@ fn finish_attempt(
                 a.exit = Some(Exit::Error);
                 a.error = Some(why.clone());
                 a.blocks.clear();
-                error_to_show = Some(format!("agent {} #{} could not run: {why}", plan.agent.agent, key.attempt));
+                error_to_show = Some(format!(
+                    "agent {} #{} could not run: {why}",
+                    plan.agent.agent, key.attempt
+                ));
                 end_message = format!("error: {why}");
             }
             Outcome::Crashed(why) => {
@@ -200,10 +215,14 @@ fn finish_attempt(
                 a.exit = Some(Exit::Error);
                 a.error = Some(why.clone());
                 a.blocks.clear();
-                if let Err(e) = record_crash(&a.dir, &plan.incident, key.attempt, &plan.agent, &why) {
+                if let Err(e) = record_crash(&a.dir, &plan.incident, key.attempt, &plan.agent, &why)
+                {
                     eprintln!("distdebug lsp: {e}");
                 }
-                error_to_show = Some(format!("agent {} #{}: {why}", plan.agent.agent, key.attempt));
+                error_to_show = Some(format!(
+                    "agent {} #{}: {why}",
+                    plan.agent.agent, key.attempt
+                ));
                 end_message = "crashed".to_string();
             }
         }
@@ -224,7 +243,13 @@ fn finish_attempt(
 
 /// Leaves an honest record of a crashed attempt: `trajectory.json` with exit `error`, the steps
 /// recorded so far and a last error step, so that scoring and the status see what happened.
-fn record_crash(dir: &Path, incident: &str, k: u32, agent: &AgentPlan, why: &str) -> Result<(), String> {
+fn record_crash(
+    dir: &Path,
+    incident: &str,
+    k: u32,
+    agent: &AgentPlan,
+    why: &str,
+) -> Result<(), String> {
     let mut steps = read_jsonl_steps(&dir.join(TRAJECTORY_LIVE));
     let mut last = Step::new(StepKind::Error).with_text(why.to_string());
     last.index = steps.len() as u32;

@@ -6,5 +6,7 @@ use std::sync::Arc;
 use tower_lsp_server::jsonrpc::Result;
 
 pub fn score(_session: &Arc<Session>, _arg: Value) -> Result<Option<Value>> {
-    Err(super::commands::failed("distdebug.score: waiting for the scoring library"))
+    Err(super::commands::failed(
+        "distdebug.score: waiting for the scoring library",
+    ))
 }

@@ -56,7 +56,10 @@ fn client_caps(c: &ClientCapabilities) -> ClientCaps {
 #[allow(deprecated)] // rootUri and rootPath are still what older clients send
 fn folders(p: &InitializeParams) -> Vec<PathBuf> {
     if let Some(fs) = &p.workspace_folders {
-        let v: Vec<PathBuf> = fs.iter().filter_map(|f| uri_to_path(f.uri.as_str())).collect();
+        let v: Vec<PathBuf> = fs
+            .iter()
+            .filter_map(|f| uri_to_path(f.uri.as_str()))
+            .collect();
         if !v.is_empty() {
             return v;
         }
@@ -76,7 +79,10 @@ impl LanguageServer for Backend {
             st.caps = caps;
             if let Some(opts) = &params.initialization_options {
                 for problem in st.config.apply(opts) {
-                    self.session.log(MessageType::WARNING, format!("initializationOptions: {problem}"));
+                    self.session.log(
+                        MessageType::WARNING,
+                        format!("initializationOptions: {problem}"),
+                    );
                 }
             }
             let results = st.config.results.clone();
@@ -135,7 +141,11 @@ impl LanguageServer for Backend {
         let enc = self.session.lock().caps.encoding;
         self.session.log(
             MessageType::INFO,
-            format!("distdebug {} ready (positions in {})", env!("CARGO_PKG_VERSION"), enc.name()),
+            format!(
+                "distdebug {} ready (positions in {})",
+                env!("CARGO_PKG_VERSION"),
+                enc.name()
+            ),
         );
     }
 
@@ -150,7 +160,10 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let st = self.session.lock();
-        Ok(Some(code_lens::code_lenses(&st, params.text_document.uri.as_str())))
+        Ok(Some(code_lens::code_lenses(
+            &st,
+            params.text_document.uri.as_str(),
+        )))
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {

@@ -148,7 +148,11 @@ impl State {
         self.labels = None;
         self.labels_error = None;
         self.labels_shown = self.config.incident.is_some();
-        let dir = self.config.incident.clone().or_else(|| self.opened_incident.clone());
+        let dir = self
+            .config
+            .incident
+            .clone()
+            .or_else(|| self.opened_incident.clone());
         let (Some(dir), Some(ws)) = (dir, self.workspace.as_ref()) else {
             return;
         };

@@ -194,7 +194,10 @@ mod tests {
         assert_eq!(codes("a.rs"), vec![Code::Predicted, Code::Label]);
         assert_eq!(codes("c.rs"), vec![Code::Label]);
         let hidden = View::build(Some(&a), Some(&labels), false);
-        assert!(hidden.file("c.rs").is_empty(), "labels stay hidden unless configured");
+        assert!(
+            hidden.file("c.rs").is_empty(),
+            "labels stay hidden unless configured"
+        );
 
         a.score = Some(AttemptScore {
             block_hit: vec![true, false],
@@ -212,7 +215,11 @@ mod tests {
         assert_eq!(codes("c.rs"), vec![Code::Missed]);
         assert!(v.file("a.rs")[0].covers(3) && !v.file("a.rs")[0].covers(4));
         let hidden = View::build(Some(&a), Some(&labels), false);
-        assert_eq!(hidden.file("c.rs").len(), 1, "a missed label shows once scored");
+        assert_eq!(
+            hidden.file("c.rs").len(),
+            1,
+            "a missed label shows once scored"
+        );
         assert_eq!(hidden.file("a.rs").len(), 1, "a reached label stays hidden");
     }
 }
