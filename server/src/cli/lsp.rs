@@ -18,19 +18,43 @@ pub struct LspArgs {
 pub fn run(_a: LspArgs) -> CliResult {
     let out = protocol_stdout()?;
     let rt = super::runtime()?;
-    rt.block_on(crate::lsp::serve(
-        tokio::io::stdin(),
-        out,
-        crate::lsp::ServerOptions::default(),
-    ));
+    rt.block_on(async move {
+        let out = async_writer(out);
+        crate::lsp::serve(
+            tokio::io::stdin(),
+            out,
+            crate::lsp::ServerOptions::default(),
+        )
+        .await
+    });
     // Agents still winding down after a cancel get a moment; then the process ends anyway.
     rt.shutdown_timeout(Duration::from_secs(2));
     Ok(())
 }
 
+type Output = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// Writes to a pipe (the usual case: an editor spawned the server) go straight through the
+/// reactor; anything else (a file, a terminal) through tokio's blocking file writer.
+#[cfg(unix)]
+fn async_writer(file: std::fs::File) -> Output {
+    if let Ok(copy) = file.try_clone() {
+        // Fails, and leaves nothing behind, when the file is not a pipe.
+        if let Ok(pipe) = tokio::net::unix::pipe::Sender::from_file(copy) {
+            return Box::new(pipe);
+        }
+    }
+    Box::new(tokio::fs::File::from_std(file))
+}
+
+#[cfg(not(unix))]
+fn async_writer(out: tokio::io::Stdout) -> Output {
+    Box::new(out)
+}
+
 /// The protocol's stdout, with descriptor 1 redirected to stderr.
 #[cfg(unix)]
-fn protocol_stdout() -> Result<tokio::fs::File, CliError> {
+fn protocol_stdout() -> Result<std::fs::File, CliError> {
     use std::os::fd::FromRawFd;
     // SAFETY: plain descriptor calls; the duplicate is owned by the File made from it alone.
     let fd = unsafe { libc::dup(1) };
@@ -48,8 +72,7 @@ fn protocol_stdout() -> Result<tokio::fs::File, CliError> {
         )));
     }
     // SAFETY: `fd` was just returned by dup and nothing else owns it.
-    let file = unsafe { std::fs::File::from_raw_fd(fd) };
-    Ok(tokio::fs::File::from_std(file))
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 #[cfg(not(unix))]

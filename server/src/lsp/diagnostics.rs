@@ -9,7 +9,6 @@ use super::session::State;
 use super::view::{Annotation, Code, Origin};
 use super::workspace::FileInfo;
 use ropey::Rope;
-use serde_json::json;
 use std::collections::HashMap;
 use std::str::FromStr;
 use tower_lsp_server::ls_types::{
@@ -23,6 +22,14 @@ pub const SOURCE: &str = "distdebug";
 pub fn publish_all(state: &mut State, outbox: &Outbox) {
     let mut now: HashMap<String, Uri> = HashMap::new();
     let rels: Vec<String> = state.view.files.keys().cloned().collect();
+    if let Some(ws) = state.workspace.as_mut() {
+        let closed: Vec<&str> = rels
+            .iter()
+            .map(String::as_str)
+            .filter(|r| !state.open_rel.contains_key(*r))
+            .collect();
+        ws.prefetch(&closed);
+    }
     for rel in rels {
         if let Some(p) = file_diagnostics(state, &rel) {
             now.insert(p.uri.as_str().to_string(), p.uri.clone());
@@ -112,15 +119,32 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
         ),
         None => {
             let info = ws.file_info(rel)?;
-            (ws.uri_of(rel)?, Lines::Disk(info), None)
+            (ws.cached_uri(rel)?, Lines::Disk(info), None)
         }
     };
-    let ws = state.workspace.as_ref()?;
     let current = state.current.as_ref().and_then(|k| state.attempts.get(k));
+    // The evidence files' URIs, made once per file rather than once per block.
+    let mut evidence_uris: HashMap<&str, Uri> = HashMap::new();
+    if related {
+        for a in state.view.file(rel) {
+            let Origin::Block(i) = a.origin else { continue };
+            for e in current
+                .and_then(|c| c.blocks.get(i))
+                .map(|b| b.evidence.as_slice())
+                .unwrap_or(&[])
+            {
+                if !evidence_uris.contains_key(e.path.as_str()) {
+                    if let Some(u) = ws.cached_uri(&e.path) {
+                        evidence_uris.insert(e.path.as_str(), u);
+                    }
+                }
+            }
+        }
+    }
     let mut out = Vec::new();
     for a in state.view.file(rel) {
         let range = lines.range(a.start_line, a.end_line, enc);
-        let (message, data, evidence) = match a.origin {
+        let (message, evidence) = match a.origin {
             Origin::Block(i) => {
                 let Some(b) = current.and_then(|c| c.blocks.get(i)) else {
                     continue;
@@ -129,13 +153,7 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
                     .rationale
                     .clone()
                     .unwrap_or_else(|| "predicted causal block".to_string());
-                let key = current.map(|c| &c.key);
-                let data = json!({
-                    "config": key.map(|k| k.config.clone()),
-                    "attempt": key.map(|k| k.attempt),
-                    "block": i,
-                });
-                (msg, data, b.evidence.as_slice())
+                (msg, b.evidence.as_slice())
             }
             Origin::Label(i) => {
                 let Some(l) = state.labels.as_ref().and_then(|s| s.blocks.get(i)) else {
@@ -153,7 +171,7 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
                     }
                     _ => format!("label{who}: {what}"),
                 };
-                (msg, json!({"label": i}), &[][..])
+                (msg, &[][..])
             }
         };
         let related_information = if related && !evidence.is_empty() {
@@ -163,10 +181,10 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
                     let line = e.line.saturating_sub(1);
                     Some(DiagnosticRelatedInformation {
                         location: Location::new(
-                            ws.uri_of(&e.path)?,
+                            evidence_uris.get(e.path.as_str())?.clone(),
                             Range::new(Position::new(line, 0), Position::new(line + 1, 0)),
                         ),
-                        message: format!("evidence that led here: {}:{}", e.path, e.line),
+                        message: format!("evidence: {}:{}", file_name(&e.path), e.line),
                     })
                 })
                 .collect();
@@ -183,10 +201,15 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
             message,
             related_information,
             tags: None,
-            data: Some(data),
+            data: None,
         });
     }
     Some(PublishDiagnosticsParams::new(uri, out, version))
+}
+
+/// The last component of a relative path, for short messages.
+fn file_name(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
 }
 
 fn severity_of(state: &State, a: &Annotation) -> tower_lsp_server::ls_types::DiagnosticSeverity {

@@ -52,6 +52,7 @@ pub struct Workspace {
     /// The results root: `<results>/<config>/<incident>/attempt-<k>/`.
     pub results: PathBuf,
     files: HashMap<String, Option<FileInfo>>,
+    uris: HashMap<String, Uri>,
 }
 
 impl Workspace {
@@ -80,6 +81,7 @@ impl Workspace {
             info,
             results,
             files: HashMap::new(),
+            uris: HashMap::new(),
         })
     }
 
@@ -105,6 +107,16 @@ impl Workspace {
         Uri::from_file_path(self.abs_path(rel))
     }
 
+    /// `uri_of`, remembered: publishing asks for the same files again and again.
+    pub fn cached_uri(&mut self, rel: &str) -> Option<Uri> {
+        if let Some(u) = self.uris.get(rel) {
+            return Some(u.clone());
+        }
+        let u = self.uri_of(rel)?;
+        self.uris.insert(rel.to_string(), u.clone());
+        Some(u)
+    }
+
     /// The config folder of `config` in the results tree.
     pub fn config_dir(&self, config: &str) -> PathBuf {
         self.results.join(config)
@@ -120,6 +132,28 @@ impl Workspace {
             .map(|b| FileInfo::from_bytes(&b));
         self.files.insert(rel.to_string(), info);
         info
+    }
+
+    /// Reads the line facts of the files not known yet, in parallel: the first publication of
+    /// a large attempt would otherwise read hundreds of files one after the other.
+    pub fn prefetch(&mut self, rels: &[&str]) {
+        use rayon::prelude::*;
+        let missing: Vec<&str> = rels
+            .iter()
+            .copied()
+            .filter(|r| !self.files.contains_key(*r))
+            .collect();
+        let root = &self.root;
+        let read: Vec<(String, Option<FileInfo>)> = missing
+            .par_iter()
+            .map(|r| {
+                let info = std::fs::read(root.join(r))
+                    .ok()
+                    .map(|b| FileInfo::from_bytes(&b));
+                (r.to_string(), info)
+            })
+            .collect();
+        self.files.extend(read);
     }
 
     /// Forgets what is cached of a file (it was saved or changed on disk).
