@@ -1,6 +1,8 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
+pub mod agent_args;
+pub mod agent_tool;
 pub mod demo;
 pub mod incidents;
 pub mod lsp;
@@ -43,6 +45,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// The language server on stdin/stdout
     Lsp(lsp::LspArgs),
+    /// Serves one sandboxed tool call of the model agent (internal)
+    #[command(hide = true)]
+    AgentTool,
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -83,6 +88,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Lsp(a) => lsp::run(a),
+        Command::AgentTool => agent_tool::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
