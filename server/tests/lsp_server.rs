@@ -15,7 +15,9 @@ use distdebug::lsp::harness::{
     codes, file_uri, full_capabilities, is_diagnostics_for, is_notification, TestClient,
 };
 use distdebug::lsp::runner::BoxFuture;
-use distdebug::lsp::{AgentPlan, AttemptRequest, AttemptRunner, LibraryRunner, ServerOptions};
+use distdebug::lsp::{
+    AgentChoice, AgentPlan, AttemptRequest, AttemptRunner, LibraryRunner, ServerOptions,
+};
 use distdebug::run::AttemptSummary;
 use distdebug::util::fs::write_json_atomic;
 use serde_json::{json, Value};
@@ -58,12 +60,15 @@ fn prepared() -> (tempfile::TempDir, PathBuf) {
 #[derive(Clone)]
 struct TestRunner {
     gate: Arc<Semaphore>,
+    /// Every agent choice the server planned, to check what it hides from agents.
+    choices: Arc<std::sync::Mutex<Vec<AgentChoice>>>,
 }
 
 impl TestRunner {
     fn new() -> TestRunner {
         TestRunner {
             gate: Arc::new(Semaphore::new(0)),
+            choices: Arc::default(),
         }
     }
 }
@@ -79,14 +84,16 @@ fn block(path: &str, s: u32, e: u32, rationale: &str, extra: Value) -> Diagnosis
 }
 
 impl AttemptRunner for TestRunner {
-    fn plan(&self, agent: &str, model: Option<&str>) -> Result<AgentPlan, String> {
-        match agent {
+    fn plan(&self, choice: &AgentChoice) -> Result<AgentPlan, String> {
+        self.choices.lock().unwrap().push(choice.clone());
+        match choice.agent.as_str() {
             "live" | "gated" | "slow" | "crash" => Ok(AgentPlan {
-                agent: agent.to_string(),
+                agent: choice.agent.clone(),
                 model: None,
-                config: agent.to_string(),
+                config: choice.agent.clone(),
+                choice: choice.clone(),
             }),
-            _ => LibraryRunner.plan(agent, model),
+            _ => LibraryRunner.plan(choice),
         }
     }
 
@@ -813,6 +820,17 @@ async fn labels_and_attempts_written_by_others_are_shown() {
         text.contains("expiry math") && text.contains("annotator: fixture"),
         "{text}"
     );
+
+    // The incident folder (labels, fix) is hidden from any agent the server starts.
+    let r = c
+        .command("distdebug.runAgent", json!({"agent": "gated"}))
+        .await
+        .unwrap();
+    runner.gate.add_permits(1);
+    let run = r["result"]["run"].as_str().unwrap().to_string();
+    wait_end(&mut c, &run, "gated", 1).await;
+    let hidden = runner.choices.lock().unwrap()[0].hide.clone();
+    assert!(hidden.contains(&fixture_incident()), "{hidden:?}");
 
     // A new attempt on disk appears on showAttempt; an ambiguous number asks for the config.
     external_attempt(&results, "other", 1, json!([]));

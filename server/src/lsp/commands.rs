@@ -3,7 +3,7 @@
 //! `distdebug.openIncident`, which prepares a workspace on disk, finishes later.
 
 use super::attempts::{Attempt, AttemptKey};
-use super::runner::BoxFuture;
+use super::runner::{AgentChoice, BoxFuture};
 use super::runs::{self, RunPlan};
 use super::session::{refresh_code_lenses, Run, Session};
 use super::workspace::Workspace;
@@ -89,6 +89,8 @@ struct RunArgs {
     attempts: u32,
     #[serde(default)]
     model: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
 }
 
 fn default_agent() -> String {
@@ -106,7 +108,7 @@ fn run_agent(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
     let a: RunArgs = parse_args(
         RUN_AGENT,
         arg,
-        r#"{"agent": "baseline", "attempts": 1, "model": "<optional>"}"#,
+        r#"{"agent": "baseline" | "llm" | "command", "attempts": 1, "model": "<optional>", "command": "<for agent command>"}"#,
     )?;
     if a.attempts == 0 || a.attempts > MAX_ATTEMPTS {
         return Err(Error::invalid_params(format!(
@@ -114,9 +116,27 @@ fn run_agent(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
             a.attempts
         )));
     }
+    // Every incident folder the server knows of stays hidden from the agent.
+    let hide: Vec<PathBuf> = {
+        let st = session.lock();
+        [
+            st.config.incident.clone(),
+            st.opened_incident.clone(),
+            st.config.incidents.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    };
+    let choice = AgentChoice {
+        agent: a.agent,
+        model: a.model,
+        command: a.command,
+        hide,
+    };
     let plan = session
         .runner
-        .plan(&a.agent, a.model.as_deref())
+        .plan(&choice)
         .map_err(|e| Error::invalid_params(format!("{RUN_AGENT}: {e}")))?;
     let mut st = session.lock();
     let ws = st.workspace.as_ref().ok_or_else(no_workspace)?;

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tower_lsp_server::{LspService, Server};
 
-pub use runner::{AgentPlan, AttemptRequest, AttemptRunner, LibraryRunner};
+pub use runner::{AgentChoice, AgentPlan, AttemptRequest, AttemptRunner, LibraryRunner};
 
 /// How the server is put together: who runs attempts.
 #[derive(Clone)]

@@ -3,9 +3,12 @@
 //! library's agents (`crate::agent::AgentSpec` through `crate::run::run_attempt`) and, in
 //! tests, agents written for the occasion.
 
+use crate::agent::options::AgentOptions;
 use crate::agent::AgentSpec;
+use crate::attempt::layout::RUN_INFO;
 use crate::attempt::trajectory::StepListener;
 use crate::run::AttemptSummary;
+use crate::util::fs::write_json_atomic;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -13,13 +16,26 @@ use tokio_util::sync::CancellationToken;
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
+/// What `distdebug.runAgent` asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentChoice {
+    pub agent: String,
+    pub model: Option<String>,
+    /// The command of an external agent (`agent: "command"`).
+    pub command: Option<String>,
+    /// Folders the agent must never see (incident folders: labels, fixes).
+    pub hide: Vec<PathBuf>,
+}
+
 /// An agent checked and named before anything starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentPlan {
+    /// The agent's name as trajectories record it.
     pub agent: String,
     pub model: Option<String>,
     /// The configuration folder under the results root (`results/<config>/`).
     pub config: String,
+    pub choice: AgentChoice,
 }
 
 /// One attempt to run: attempt `attempt` of `agent` on `workspace`, written into
@@ -33,8 +49,8 @@ pub struct AttemptRequest {
 }
 
 pub trait AttemptRunner: Send + Sync {
-    /// Checks an agent name (and model) and names its configuration, or says what is wrong.
-    fn plan(&self, agent: &str, model: Option<&str>) -> Result<AgentPlan, String>;
+    /// Checks the chosen agent (and model) and names its configuration, or says what is wrong.
+    fn plan(&self, choice: &AgentChoice) -> Result<AgentPlan, String>;
 
     /// Runs one attempt to its end. Steps go to `listener` as they happen; `cancel` asks the
     /// agent to stop. The server drives the future on a thread of its own, so an agent that
@@ -47,17 +63,26 @@ pub trait AttemptRunner: Send + Sync {
     ) -> BoxFuture<Result<AttemptSummary, String>>;
 }
 
-/// The library's agents, as `distdebug run` runs them.
+/// The library's agents (baseline, llm, command), built as `distdebug run` builds them: with
+/// `./distdebug.toml` (relative to the server's working folder) and the environment.
 #[derive(Debug, Default, Clone)]
 pub struct LibraryRunner;
 
 impl LibraryRunner {
-    fn spec(agent: &str, model: Option<&str>) -> Result<AgentSpec, String> {
-        let spec = AgentSpec::from_name(agent)?;
-        if let Some(m) = model {
-            // Agents that take a model get it here once they exist; the others refuse one
-            // rather than silently ignoring it.
-            if spec.model().as_deref() != Some(m) {
+    fn spec(choice: &AgentChoice) -> Result<AgentSpec, String> {
+        let mut hide = choice.hide.clone();
+        hide.push(crate::incident::incidents_dir(None));
+        let opts = AgentOptions {
+            config: crate::config::Config::load(None)?,
+            model: choice.model.clone(),
+            command: choice.command.clone(),
+            hide,
+            ..Default::default()
+        };
+        let spec = AgentSpec::build(&choice.agent, &opts)?;
+        if let Some(m) = &choice.model {
+            // An agent without a model refuses one rather than silently ignoring it.
+            if spec.model().as_deref() != Some(m.as_str()) {
                 return Err(format!(
                     "agent {:?} takes no model (got {m:?}); leave \"model\" out",
                     spec.name()
@@ -69,13 +94,14 @@ impl LibraryRunner {
 }
 
 impl AttemptRunner for LibraryRunner {
-    fn plan(&self, agent: &str, model: Option<&str>) -> Result<AgentPlan, String> {
-        let spec = LibraryRunner::spec(agent, model)?;
-        let model = model.map(str::to_string).or_else(|| spec.model());
+    fn plan(&self, choice: &AgentChoice) -> Result<AgentPlan, String> {
+        let spec = LibraryRunner::spec(choice)?;
+        let model = spec.model();
         Ok(AgentPlan {
             config: config_name(&spec.name(), model.as_deref()),
             agent: spec.name(),
             model,
+            choice: choice.clone(),
         })
     }
 
@@ -86,7 +112,16 @@ impl AttemptRunner for LibraryRunner {
         cancel: CancellationToken,
     ) -> BoxFuture<Result<AttemptSummary, String>> {
         Box::pin(async move {
-            let spec = LibraryRunner::spec(&req.plan.agent, req.plan.model.as_deref())?;
+            let spec = LibraryRunner::spec(&req.plan.choice)?;
+            // `results/<config>/run.json` says how the attempts were made (the scorer's leakage
+            // guard reads the allowed endpoint from it); written once per configuration.
+            let run_json = req.config_dir.join(RUN_INFO);
+            if !run_json.is_file() {
+                let mut info = spec.run_info();
+                info.started_at = crate::util::now_rfc3339();
+                write_json_atomic(&run_json, &info)
+                    .map_err(|e| format!("{}: cannot write: {e}", run_json.display()))?;
+            }
             crate::run::run_attempt(
                 &spec,
                 &req.workspace,
@@ -143,15 +178,22 @@ mod tests {
     #[test]
     fn the_library_runner_checks_agents_and_models() {
         let r = LibraryRunner;
-        let p = r.plan("baseline", None).unwrap();
+        let choose = |agent: &str, model: Option<&str>| AgentChoice {
+            agent: agent.into(),
+            model: model.map(str::to_string),
+            ..Default::default()
+        };
+        let p = r.plan(&choose("baseline", None)).unwrap();
         assert_eq!(
             (p.agent.as_str(), p.config.as_str()),
             ("baseline", "baseline")
         );
-        assert!(r.plan("nope", None).unwrap_err().contains("unknown agent"));
-        assert!(r
-            .plan("baseline", Some("m"))
-            .unwrap_err()
-            .contains("takes no model"));
+        let err = |c: AgentChoice| r.plan(&c).unwrap_err();
+        assert!(err(choose("nope", None)).contains("unknown agent"));
+        assert!(err(choose("baseline", Some("m"))).contains("takes no model"));
+        assert!(
+            err(choose("command", None)).contains("command"),
+            "an external agent needs its command"
+        );
     }
 }
