@@ -3,11 +3,13 @@
 
 pub mod agent_args;
 pub mod agent_tool;
+pub mod bench;
 pub mod demo;
 pub mod incidents;
 pub mod lsp;
 pub mod prepare;
 pub mod run;
+pub mod score;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -43,6 +45,11 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
+    Score(score::ScoreArgs),
+    /// Benchmarks that print figures
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// The language server on stdin/stdout
     Lsp(lsp::LspArgs),
     /// Serves one sandboxed tool call of the model agent (internal)
@@ -87,6 +94,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::Score(a) => score::run(a),
+        Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
     };
