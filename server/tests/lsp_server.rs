@@ -1079,3 +1079,147 @@ async fn open_incident_prepares_and_shows_the_report() {
     );
     c.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scoring_marks_hits_false_positives_and_missed_labels() {
+    let (tmp, ws) = prepared();
+    let results = tmp.path().join("results");
+    // Attempt 1 names the labeled block and a wrong one; attempt 2 only the wrong one.
+    external_attempt(
+        &results,
+        "ext",
+        1,
+        json!([{"path": "src/lease.py", "start_line": 14, "end_line": 16, "rationale": "expiry math"},
+               {"path": "src/server.py", "start_line": 1, "end_line": 2, "rationale": "imports"}]),
+    );
+    external_attempt(
+        &results,
+        "ext",
+        2,
+        json!([{"path": "src/server.py", "start_line": 1, "end_line": 2, "rationale": "imports"}]),
+    );
+    let runner = TestRunner::new();
+    // Without the incident folder there is nothing to score against.
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), Value::Null).await;
+    c.command("distdebug.showAttempt", json!({"attempt": 1}))
+        .await
+        .unwrap();
+    let r = c.command("distdebug.score", json!({})).await.unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs the labels"),
+        "{r}"
+    );
+    c.shutdown().await.unwrap();
+
+    let options = json!({"incident": fixture_incident()});
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), options).await;
+    let (lease, server) = (uri(&ws, "src/lease.py"), uri(&ws, "src/server.py"));
+    c.command(
+        "distdebug.showAttempt",
+        json!({"config": "ext", "attempt": 1}),
+    )
+    .await
+    .unwrap();
+    let from = c.log.len();
+    let r = c.command("distdebug.score", json!({})).await.unwrap();
+    let s = &r["result"][0];
+    assert_eq!(
+        (s["attempt"].as_u64(), s["schema_valid"].as_bool()),
+        (Some(1), Some(true)),
+        "{r}"
+    );
+    assert_eq!(s["block_coverage"], 1.0);
+    assert_eq!(s["blocks"][0]["hit"], true);
+    assert_eq!(s["blocks"][1]["hit"], false);
+    let on_disk: Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join("ext/tiny-lease/attempt-1/diagnosis_scores.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(on_disk["block_coverage"], 1.0);
+    let (_, m) = c
+        .wait_from(from, "hit on lease.py", |m| {
+            is_diagnostics_for(m, &lease) && codes(m).contains(&"hit".to_string())
+        })
+        .await
+        .unwrap();
+    assert_eq!(codes(&m), vec!["hit", "label"]);
+    let (_, m) = c
+        .wait_from(from, "false positive on server.py", |m| {
+            is_diagnostics_for(m, &server) && codes(m).contains(&"false-positive".to_string())
+        })
+        .await
+        .unwrap();
+    assert_eq!(codes(&m), vec!["false-positive"]);
+    let lenses = c
+        .call(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": lease}}),
+        )
+        .await
+        .unwrap();
+    let top = lenses[0]["command"]["title"].as_str().unwrap();
+    assert!(
+        top.starts_with("◆ score ext #1: block coverage 100.0%"),
+        "{top}"
+    );
+    assert!(
+        top.contains("this file: 1 hit, 0 false positive, 0 missed"),
+        "{top}"
+    );
+    assert_eq!(lenses[0]["range"]["start"]["line"], 0);
+    assert!(lenses[1]["command"]["title"]
+        .as_str()
+        .unwrap()
+        .contains(", hit)"));
+    assert_eq!(status(&mut c).await["attempts"][0]["scored"], true);
+
+    // Attempt 2 misses the label: it shows as `missed`.
+    c.command(
+        "distdebug.showAttempt",
+        json!({"config": "ext", "attempt": 2}),
+    )
+    .await
+    .unwrap();
+    let from = c.log.len();
+    let r = c.command("distdebug.score", json!({})).await.unwrap();
+    assert_eq!(r["result"][0]["block_coverage"], 0.0, "{r}");
+    let (_, m) = c
+        .wait_from(from, "the missed label", |m| {
+            is_diagnostics_for(m, &lease) && codes(m).contains(&"missed".to_string())
+        })
+        .await
+        .unwrap();
+    assert_eq!(codes(&m), vec!["missed"]);
+
+    // Every finished attempt at once; a running one cannot be scored.
+    let r = c
+        .command("distdebug.score", json!({"all": true}))
+        .await
+        .unwrap();
+    assert_eq!(r["result"].as_array().map(|a| a.len()), Some(2), "{r}");
+    let run = c
+        .command("distdebug.runAgent", json!({"agent": "slow"}))
+        .await
+        .unwrap();
+    let run = run["result"]["run"].as_str().unwrap().to_string();
+    c.wait_for("the slow agent at work", |m| {
+        is_notification(m, "distdebug/trajectoryStep") && m["params"]["step"]["index"] == 1
+    })
+    .await
+    .unwrap();
+    let r = c.command("distdebug.score", json!({})).await.unwrap();
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("still running"),
+        "{r}"
+    );
+    c.command("distdebug.cancel", json!({})).await.unwrap();
+    wait_end(&mut c, &run, "slow", 1).await;
+    c.shutdown().await.unwrap();
+}

@@ -207,6 +207,9 @@ pub struct AttemptScore {
     pub block_precision: f64,
     pub block_hit_rate: f64,
     pub file_coverage: f64,
+    /// Why the leakage guard flagged the attempt (empty when it did not): flagged attempts
+    /// are shown, never hidden.
+    pub leakage: Vec<String>,
     /// The `diagnosis_scores.json` object, returned to the client as is.
     pub json: Value,
 }

@@ -83,8 +83,13 @@ pub struct LspBenchReport {
     pub diagnostics_received: usize,
     pub code_lens: Latency,
     pub hover: Latency,
+    /// The server's CPU time (user + system) per round of publishing, median: what the wall
+    /// time would be on an idle machine, minus the client's share.
+    pub publish_all_server_cpu_ms: Option<f64>,
     pub server_rss_mb: Option<f64>,
     pub server_peak_rss_mb: Option<f64>,
+    /// The 1-minute load average before the measures (the machine may be shared).
+    pub load_before: Option<f64>,
 }
 
 const INCIDENT: &str = "bench-incident";
@@ -238,6 +243,17 @@ async fn clear_and_wait(c: &mut TestClient, uris: &[String]) -> Result<(), Strin
     Ok(())
 }
 
+/// User + system CPU time of a process (Linux, `/proc/<pid>/stat`), in seconds.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0) // USER_HZ is 100 on Linux
+}
+
 /// `VmRSS` and `VmHWM` of a process in MB (Linux only).
 fn memory_mb(pid: u32) -> (Option<f64>, Option<f64>) {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
@@ -261,6 +277,9 @@ pub async fn run(
     spec: &LspBenchSpec,
 ) -> Result<LspBenchReport, String> {
     let (ws, results, total) = generate(root, spec)?;
+    let load_before = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok()));
     let mut child = tokio::process::Command::new(server)
         .arg("lsp")
         .stdin(Stdio::piped())
@@ -297,11 +316,15 @@ pub async fn run(
 
     // Show the attempt (read from disk, published to every file), clear it, and again.
     let mut publish_times = Vec::new();
+    let mut publish_cpu = Vec::new();
     let mut received = 0;
     for round in 0..spec.rounds.max(1) {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_seconds(pid));
         received = show_and_wait(&mut c, &uris, spec).await?;
         publish_times.push(t.elapsed());
+        if let (Some(a), Some(b)) = (cpu, cpu_seconds(pid)) {
+            publish_cpu.push((b - a) * 1000.0);
+        }
         c.log.clear(); // counted; keep the client's memory flat
         if round + 1 < spec.rounds {
             clear_and_wait(&mut c, &uris).await?;
@@ -349,8 +372,13 @@ pub async fn run(
         diagnostics_received: received,
         code_lens: Latency::of(lens_times),
         hover: Latency::of(hover_times),
+        publish_all_server_cpu_ms: {
+            publish_cpu.sort_by(|a, b| a.total_cmp(b));
+            publish_cpu.get(publish_cpu.len() / 2).copied()
+        },
         server_rss_mb: rss,
         server_peak_rss_mb: peak,
+        load_before,
     })
 }
 

@@ -83,7 +83,7 @@ pub fn code_lenses(state: &State, uri: &str) -> Vec<CodeLens> {
 
 /// `score baseline #1: block coverage 50.0%, precision 25.0%, hit rate 50.0%, file coverage 100.0%`
 pub fn score_title(a: &Attempt, s: &AttemptScore) -> String {
-    format!(
+    let mut t = format!(
         "score {} #{}: block coverage {}, precision {}, hit rate {}, file coverage {}",
         a.agent,
         a.key.attempt,
@@ -91,7 +91,11 @@ pub fn score_title(a: &Attempt, s: &AttemptScore) -> String {
         pct(s.block_precision),
         pct(s.block_hit_rate),
         pct(s.file_coverage)
-    )
+    );
+    if let Some(first) = s.leakage.first() {
+        t.push_str(&format!(" · flagged by the leakage guard ({first})"));
+    }
+    t
 }
 
 fn file_counts(hits: usize, false_positives: usize, missed: usize) -> String {

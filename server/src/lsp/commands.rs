@@ -50,7 +50,7 @@ pub fn execute(session: &Arc<Session>, command: &str, args: Vec<Value>) -> Outco
         CANCEL => Outcome::Ready(cancel(session, arg)),
         SHOW_ATTEMPT => Outcome::Ready(show_attempt(session, arg)),
         CLEAR_ATTEMPT => Outcome::Ready(clear_attempt(session)),
-        SCORE => Outcome::Ready(super::scoring::score(session, arg)),
+        SCORE => super::scoring::score(session, arg),
         other => Outcome::Ready(Err(Error::invalid_params(format!(
             "unknown command {other:?}; distdebug offers {}",
             COMMANDS.join(", ")

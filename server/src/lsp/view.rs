@@ -206,6 +206,7 @@ mod tests {
             block_precision: 1.0 / 4.0,
             block_hit_rate: 0.5,
             file_coverage: 0.5,
+            leakage: vec![],
             json: serde_json::Value::Null,
         });
         let v = View::build(Some(&a), Some(&labels), true);
