@@ -17,7 +17,13 @@ pub struct LspArgs {
 
 pub fn run(_a: LspArgs) -> CliResult {
     let out = protocol_stdout()?;
-    let rt = super::runtime()?;
+    // One thread serves the protocol: its handlers are short, and passing each message
+    // between tasks on one thread is much cheaper than between threads. Agents, workspace
+    // preparation and scoring run on the blocking pool (threads of their own).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::bad_input(format!("cannot start the async runtime: {e}")))?;
     rt.block_on(async move {
         let out = async_writer(out);
         crate::lsp::serve(
