@@ -4,12 +4,14 @@
 pub mod agent_args;
 pub mod agent_tool;
 pub mod bench;
+pub mod bench_baseline;
 pub mod demo;
 pub mod incidents;
 pub mod lsp;
 pub mod prepare;
 pub mod run;
 pub mod score;
+mod scoring;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -47,7 +49,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
     Score(score::ScoreArgs),
-    /// Benchmarks that print figures
+    /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// The language server on stdin/stdout
