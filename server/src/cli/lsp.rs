@@ -62,8 +62,10 @@ fn async_writer(out: tokio::io::Stdout) -> Output {
 #[cfg(unix)]
 fn protocol_stdout() -> Result<std::fs::File, CliError> {
     use std::os::fd::FromRawFd;
+    // A close-on-exec duplicate: agents and tools the server starts must not inherit the
+    // protocol's pipe (they could write into it, or keep it open after the server exits).
     // SAFETY: plain descriptor calls; the duplicate is owned by the File made from it alone.
-    let fd = unsafe { libc::dup(1) };
+    let fd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 0) };
     if fd < 0 {
         return Err(CliError::bad_input(format!(
             "cannot duplicate stdout: {}",
