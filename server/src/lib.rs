@@ -7,6 +7,8 @@ pub mod lsp;
 pub mod report;
 pub mod run;
 
+pub mod annotate;
+
 pub mod agent;
 pub mod score;
 
