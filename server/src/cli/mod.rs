@@ -2,9 +2,11 @@
 //! Every command is a thin front end over library calls.
 
 pub mod agent_args;
+pub mod agreement;
 pub mod agent_tool;
 pub mod bench;
 pub mod bench_baseline;
+pub mod compare;
 pub mod demo;
 pub mod incidents;
 pub mod lsp;
@@ -49,6 +51,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
     Score(score::ScoreArgs),
+    /// Agreement between the annotators of incidents' labels: block coverage, line kappa
+    Agreement(agreement::AgreementArgs),
+    /// Two results folders side by side, incident by incident: scores, block overlap, Jaccard
+    Compare(compare::CompareArgs),
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -97,6 +103,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
+        Command::Agreement(a) => agreement::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),

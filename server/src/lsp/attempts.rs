@@ -5,6 +5,7 @@
 use crate::attempt::layout::{list_attempts, DIAGNOSIS, TRAJECTORY, TRAJECTORY_LIVE};
 use crate::attempt::trajectory::read_jsonl_steps;
 use crate::attempt::{Diagnosis, DiagnosisBlock, Exit, Step, StepKind, Trajectory};
+use crate::score::looked::{reads_of_steps, Looked};
 use crate::util::paths::normalize_rel;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -232,6 +233,8 @@ pub struct Attempt {
     pub diagnosis_error: Option<String>,
     pub summary: String,
     pub score: Option<AttemptScore>,
+    /// What the agent read, from the steps' `paths_read`.
+    pub looked: Looked,
 }
 
 impl Attempt {
@@ -250,6 +253,7 @@ impl Attempt {
             diagnosis_error: None,
             summary: String::new(),
             score: None,
+            looked: Looked::default(),
         }
     }
 
@@ -266,6 +270,7 @@ impl Attempt {
                     a.exit = Some(t.exit);
                     a.state = AttemptState::Finished;
                     a.steps = t.steps.iter().map(StepBrief::from_step).collect();
+                    a.looked = Looked::from_steps(&t.steps);
                     if t.exit == Exit::Error {
                         a.error = t
                             .steps
@@ -282,10 +287,9 @@ impl Attempt {
             }
         } else {
             a.state = AttemptState::Incomplete;
-            a.steps = read_jsonl_steps(&dir.join(TRAJECTORY_LIVE))
-                .iter()
-                .map(StepBrief::from_step)
-                .collect();
+            let steps = read_jsonl_steps(&dir.join(TRAJECTORY_LIVE));
+            a.steps = steps.iter().map(StepBrief::from_step).collect();
+            a.looked = Looked::from_steps(&steps);
         }
         a.load_diagnosis();
         a
@@ -323,6 +327,9 @@ impl Attempt {
     /// candidate list) replaces the candidates shown so far; returns whether they changed.
     pub fn record_step(&mut self, step: &Step) -> bool {
         self.steps.push(StepBrief::from_step(step));
+        for r in reads_of_steps(std::slice::from_ref(step)) {
+            self.looked.add(&r);
+        }
         match &step.blocks {
             Some(blocks) => {
                 // Candidates are not checked by the diagnosis schema: hold them to it here.

@@ -1,6 +1,9 @@
 //! `textDocument/codeLens`: a lens above each predicted block of the current attempt
 //! (`◆ agent <name> #<attempt>: <rationale>`, with its rank) and, once the attempt is scored,
-//! a lens at the top of each affected file with the attempt's figures and the file's counts.
+//! a lens at the top of each affected file with the attempt's figures and the file's counts;
+//! at the top of each file the agent read, where it looked (`read 3x, lines 40-120`). While
+//! two attempts are compared: a lens above each compared region and one at the top of each
+//! affected file with both sides' scores and their overlap.
 
 use super::attempts::{shorten, Attempt, AttemptScore};
 use super::positions;
@@ -18,6 +21,9 @@ pub fn code_lenses(state: &State, uri: &str) -> Vec<CodeLens> {
         return Vec::new();
     };
     let annotations = state.view.file(&rel);
+    if let Some(c) = &state.compare {
+        return compare_lenses(c, &rel, annotations);
+    }
     let Some(current) = state.current_attempt() else {
         return Vec::new();
     };
@@ -47,6 +53,17 @@ pub fn code_lenses(state: &State, uri: &str) -> Vec<CodeLens> {
             "distdebug.score",
             json!({"config": current.key.config, "attempt": current.key.attempt}),
         ));
+    }
+    if let Some(f) = current.looked.file(&rel) {
+        let title = format!(
+            "◆ agent {} #{} read this file {}x, {} (first at step {})",
+            current.agent,
+            current.key.attempt,
+            f.reads,
+            f.describe_lines(4),
+            f.first_step
+        );
+        out.push(lens(0, title, "distdebug.showAttempt", show.clone()));
     }
     for a in annotations {
         let super::view::Origin::Block(i) = a.origin else {
@@ -81,6 +98,36 @@ pub fn code_lenses(state: &State, uri: &str) -> Vec<CodeLens> {
     out
 }
 
+/// The lenses of a comparison in one file: the file's summary, then one per region.
+fn compare_lenses(
+    c: &super::compare::CompareView,
+    rel: &str,
+    annotations: &[super::view::Annotation],
+) -> Vec<CodeLens> {
+    let regions: Vec<(usize, u32)> = annotations
+        .iter()
+        .filter_map(|a| match a.origin {
+            super::view::Origin::Region(i) => Some((i, a.start_line)),
+            _ => None,
+        })
+        .collect();
+    if regions.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![lens(0, c.file_lens(rel), "distdebug.compare", c.args())];
+    for (i, start) in regions {
+        if let Some(title) = c.region_lens(i) {
+            out.push(lens(
+                start.max(1) - 1,
+                title,
+                "distdebug.compare",
+                c.args(),
+            ));
+        }
+    }
+    out
+}
+
 /// `score baseline #1: block coverage 50.0%, precision 25.0%, hit rate 50.0%, file coverage 100.0%`
 pub fn score_title(a: &Attempt, s: &AttemptScore) -> String {
     let mut t = format!(
@@ -92,6 +139,13 @@ pub fn score_title(a: &Attempt, s: &AttemptScore) -> String {
         pct(s.block_hit_rate),
         pct(s.file_coverage)
     );
+    let looked = &s.json["looked"];
+    if looked.is_object() {
+        match looked["first_look_step"].as_u64() {
+            Some(step) => t.push_str(&format!(", first read a labeled line at step {step}")),
+            None => t.push_str(", never read a labeled line"),
+        }
+    }
     if let Some(first) = s.leakage.first() {
         t.push_str(&format!(" · flagged by the leakage guard ({first})"));
     }

@@ -1,6 +1,8 @@
 //! `workspace/executeCommand`: the `distdebug.*` commands. Each applies its change to the
 //! session at once, in the order the client sent the commands (see `ordering.rs`); only
-//! `distdebug.openIncident`, which prepares a workspace on disk, finishes later.
+//! `distdebug.openIncident`, which prepares a workspace on disk, finishes later, and the
+//! annotation commands (`labeling.rs`, `my_diagnosis.rs`), whose file work runs in arrival
+//! order on the annotation lane.
 
 use super::attempts::{Attempt, AttemptKey};
 use super::runner::{AgentChoice, BoxFuture};
@@ -25,6 +27,9 @@ pub const CANCEL: &str = "distdebug.cancel";
 pub const SHOW_ATTEMPT: &str = "distdebug.showAttempt";
 pub const CLEAR_ATTEMPT: &str = "distdebug.clearAttempt";
 pub const SCORE: &str = "distdebug.score";
+use super::compare::COMPARE;
+use super::labeling::{ACCEPT_PREDICTION, ADD_LABEL, EDIT_LABEL_NOTE, REMOVE_LABEL, UNDO_LABEL};
+use super::my_diagnosis::{ADD_TO_DIAGNOSIS, REMOVE_FROM_DIAGNOSIS};
 
 /// Every command the server offers (`executeCommandProvider.commands`).
 pub const COMMANDS: &[&str] = &[
@@ -34,6 +39,14 @@ pub const COMMANDS: &[&str] = &[
     SHOW_ATTEMPT,
     CLEAR_ATTEMPT,
     SCORE,
+    ADD_LABEL,
+    REMOVE_LABEL,
+    EDIT_LABEL_NOTE,
+    ACCEPT_PREDICTION,
+    UNDO_LABEL,
+    ADD_TO_DIAGNOSIS,
+    REMOVE_FROM_DIAGNOSIS,
+    COMPARE,
 ];
 
 /// A command's answer: ready now, or after work that must not hold up the server.
@@ -51,6 +64,14 @@ pub fn execute(session: &Arc<Session>, command: &str, args: Vec<Value>) -> Outco
         SHOW_ATTEMPT => Outcome::Ready(show_attempt(session, arg)),
         CLEAR_ATTEMPT => Outcome::Ready(clear_attempt(session)),
         SCORE => super::scoring::score(session, arg),
+        ADD_LABEL => super::labeling::add(session, arg),
+        REMOVE_LABEL => super::labeling::remove(session, arg),
+        EDIT_LABEL_NOTE => super::labeling::edit_note(session, arg),
+        ACCEPT_PREDICTION => super::labeling::accept(session, arg),
+        UNDO_LABEL => super::labeling::undo(session, arg),
+        ADD_TO_DIAGNOSIS => super::my_diagnosis::add(session, arg),
+        REMOVE_FROM_DIAGNOSIS => super::my_diagnosis::remove(session, arg),
+        COMPARE => super::compare::compare(session, arg),
         other => Outcome::Ready(Err(Error::invalid_params(format!(
             "unknown command {other:?}; distdebug offers {}",
             COMMANDS.join(", ")
@@ -173,6 +194,7 @@ fn run_agent(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
         st.attempts.insert(key, attempt);
     }
     // The editor follows the new run: its first attempt becomes current.
+    st.compare = None;
     st.current = Some(AttemptKey {
         config: plan.config.clone(),
         attempt: first,
@@ -381,6 +403,7 @@ fn show_attempt(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
         }
         st.attempts.insert(key.clone(), fresh);
     }
+    st.compare = None;
     st.current = Some(key.clone());
     st.refresh(&session.outbox);
     refresh_code_lenses(&st, &session.outbox);
@@ -401,6 +424,7 @@ fn show_attempt(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
 fn clear_attempt(session: &Arc<Session>) -> Result<Option<Value>> {
     let mut st = session.lock();
     st.current = None;
+    st.compare = None;
     st.refresh(&session.outbox);
     refresh_code_lenses(&st, &session.outbox);
     Ok(None)

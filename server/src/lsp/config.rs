@@ -23,6 +23,8 @@ pub struct Config {
     pub severity: DiagnosticSeverity,
     /// Severity of labels (`label`, `missed`).
     pub label_severity: DiagnosticSeverity,
+    /// Show where the current attempt's agent looked as hint diagnostics (code `looked`).
+    pub looked_hints: bool,
 }
 
 impl Default for Config {
@@ -36,6 +38,7 @@ impl Default for Config {
             offline: false,
             severity: DiagnosticSeverity::INFORMATION,
             label_severity: DiagnosticSeverity::HINT,
+            looked_hints: false,
         }
     }
 }
@@ -81,6 +84,12 @@ impl Config {
                     Some(b) => self.offline = b,
                     None => problems.push(format!(
                         "settings.offline: expected true or false, found {v}"
+                    )),
+                },
+                "lookedHints" => match v.as_bool() {
+                    Some(b) => self.looked_hints = b,
+                    None => problems.push(format!(
+                        "settings.lookedHints: expected true or false, found {v}"
                     )),
                 },
                 "severity" => match parse_severity(v) {

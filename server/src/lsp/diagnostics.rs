@@ -173,6 +173,18 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
                 };
                 (msg, &[][..])
             }
+            Origin::Region(i) => {
+                let Some(msg) = state.compare.as_ref().and_then(|c| c.region_message(i)) else {
+                    continue;
+                };
+                (msg, &[][..])
+            }
+            Origin::Looked(i) => {
+                let Some(msg) = current.and_then(|c| looked_message(c, rel, i)) else {
+                    continue;
+                };
+                (msg, &[][..])
+            }
         };
         let related_information = if related && !evidence.is_empty() {
             let items: Vec<DiagnosticRelatedInformation> = evidence
@@ -207,13 +219,35 @@ fn file_diagnostics(state: &mut State, rel: &str) -> Option<PublishDiagnosticsPa
     Some(PublishDiagnosticsParams::new(uri, out, version))
 }
 
+/// `agent baseline #1 read lines 40-120 (3 reads of this file, first at step 4)`
+fn looked_message(a: &super::attempts::Attempt, rel: &str, i: usize) -> Option<String> {
+    let f = a.looked.file(rel)?;
+    let (s, e) = *f.ranges.get(i)?;
+    let lines = match (s, e) {
+        (1, u32::MAX) => "the whole file".to_string(),
+        (s, u32::MAX) => format!("lines {s}-end"),
+        (s, e) if s == e => format!("line {s}"),
+        (s, e) => format!("lines {s}-{e}"),
+    };
+    Some(format!(
+        "agent {} #{} read {lines} ({} read{} of this file, first at step {})",
+        a.agent,
+        a.key.attempt,
+        f.reads,
+        if f.reads == 1 { "" } else { "s" },
+        f.first_step
+    ))
+}
+
 /// The last component of a relative path, for short messages.
 fn file_name(rel: &str) -> &str {
     rel.rsplit('/').next().unwrap_or(rel)
 }
 
 fn severity_of(state: &State, a: &Annotation) -> tower_lsp_server::ls_types::DiagnosticSeverity {
-    if a.code.is_prediction() {
+    if a.code == Code::Looked {
+        tower_lsp_server::ls_types::DiagnosticSeverity::HINT
+    } else if a.code.is_prediction() {
         state.config.severity
     } else {
         state.config.label_severity

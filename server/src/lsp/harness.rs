@@ -79,7 +79,10 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 /// What an editor answers to a request from the server.
 fn answer(method: &str) -> Value {
     match method {
-        "window/workDoneProgress/create" | "workspace/codeLens/refresh" => json!({"result": null}),
+        "window/workDoneProgress/create"
+        | "workspace/codeLens/refresh"
+        | "client/registerCapability"
+        | "client/unregisterCapability" => json!({"result": null}),
         "window/showDocument" => json!({"result": {"success": true}}),
         "workspace/configuration" => json!({"result": []}),
         _ => json!({"error": {"code": -32601, "message": format!("no handler for {method}")}}),
@@ -296,8 +299,13 @@ pub fn full_capabilities(encoding: &str) -> Value {
     json!({
         "general": {"positionEncodings": [encoding]},
         "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-        "workspace": {"codeLens": {"refreshSupport": true}, "workspaceFolders": true},
+        "workspace": {
+            "codeLens": {"refreshSupport": true},
+            "workspaceFolders": true,
+            "didChangeWatchedFiles": {"dynamicRegistration": true, "relativePatternSupport": true}
+        },
         "textDocument": {
+            "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["", "quickfix", "refactor"]}}},
             "publishDiagnostics": {"relatedInformation": true, "versionSupport": true},
             "hover": {"contentFormat": ["markdown", "plaintext"]},
             "codeLens": {},

@@ -24,7 +24,12 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
     let current = state.current_attempt();
     let mut sections = Vec::new();
     let mut span: Option<(u32, u32)> = None;
-    for a in state.view.file(&rel).iter().filter(|a| a.covers(line)) {
+    for a in state
+        .view
+        .file(&rel)
+        .iter()
+        .filter(|a| a.covers(line) && a.code != Code::Looked)
+    {
         span = Some(match span {
             Some((s, e)) => (s.min(a.start_line), e.max(a.end_line)),
             None => (a.start_line, a.end_line),
@@ -93,6 +98,30 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
                     l.start_line, l.end_line, l.path
                 ));
             }
+            Origin::Region(i) => {
+                let Some(c) = state.compare.as_ref() else {
+                    continue;
+                };
+                let (Some(msg), Some(r)) = (c.region_message(i), c.result.regions.get(i)) else {
+                    continue;
+                };
+                lines.push(format!("{} compare", bold("distdebug")));
+                lines.push(msg);
+                for (side, blocks, ix) in [("A", &c.a_blocks, &r.a_blocks), ("B", &c.b_blocks, &r.b_blocks)] {
+                    for &j in ix {
+                        if let Some(b) = blocks.get(j) {
+                            lines.push(format!(
+                                "{side} block {} (lines {}-{}): {}",
+                                j + 1,
+                                b.start_line,
+                                b.end_line,
+                                b.rationale.as_deref().unwrap_or("no rationale")
+                            ));
+                        }
+                    }
+                }
+            }
+            Origin::Looked(_) => continue,
         }
         sections.push(lines.join(if md { "  \n" } else { "\n" }));
     }

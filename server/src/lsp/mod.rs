@@ -6,16 +6,26 @@
 //! (`notifications.rs`, `commands.rs`); `session.rs` holds the state; `view.rs`,
 //! `diagnostics.rs`, `code_lens.rs` and `hover.rs` show it; `runs.rs`, `runner.rs` and
 //! `progress.rs` run agents in the background; `outbox.rs` sends to the client in order.
+//! Annotating: `code_action.rs` offers the actions, `labeling.rs` and `my_diagnosis.rs` carry
+//! them out on the annotation lane (`lane.rs`), `compare.rs` shows two attempts side by side,
+//! `agreement.rs` answers `distdebug/agreement`, `watch.rs` reloads a `labels.json` changed
+//! on disk.
 
+pub mod agreement;
 pub mod attempts;
 pub mod bench;
+pub mod code_action;
 pub mod code_lens;
 pub mod commands;
+pub mod compare;
 pub mod config;
 pub mod diagnostics;
 pub mod documents;
 pub mod harness;
 pub mod hover;
+pub mod labeling;
+pub mod lane;
+pub mod my_diagnosis;
 pub mod notifications;
 pub mod ordering;
 pub mod outbox;
@@ -27,7 +37,9 @@ pub mod scoring;
 pub mod server;
 pub mod session;
 pub mod status;
+pub mod targets;
 pub mod view;
+pub mod watch;
 pub mod workspace;
 
 use std::sync::Arc;

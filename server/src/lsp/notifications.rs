@@ -9,8 +9,10 @@ use super::session::{Session, State};
 use super::workspace::{uri_to_path, Workspace};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{
-    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWorkspaceFoldersParams,
+    DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
+    DidChangeWorkspaceFoldersParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, MessageType,
     NumberOrString, WorkDoneProgressCancelParams,
 };
@@ -23,22 +25,29 @@ pub const ORDERED: &[&str] = &[
     "textDocument/didSave",
     "workspace/didChangeConfiguration",
     "workspace/didChangeWorkspaceFolders",
+    "workspace/didChangeWatchedFiles",
     "window/workDoneProgress/cancel",
 ];
 
 /// Applies one notification. Bad params are logged and ignored (a notification has no
 /// answer to carry an error).
-pub fn handle(session: &Session, method: &str, params: Option<Value>) {
+pub fn handle(session: &Arc<Session>, method: &str, params: Option<Value>) {
     let params = params.unwrap_or(Value::Null);
     match method {
-        "textDocument/didOpen" => with(session, method, params, did_open),
-        "textDocument/didChange" => with(session, method, params, did_change),
-        "textDocument/didClose" => with(session, method, params, did_close),
-        "textDocument/didSave" => with(session, method, params, did_save),
+        "textDocument/didOpen" => with(session, method, params, |s, p| did_open(s, p)),
+        "textDocument/didChange" => with(session, method, params, |s, p| did_change(s, p)),
+        "textDocument/didClose" => with(session, method, params, |s, p| did_close(s, p)),
+        "textDocument/didSave" => with(session, method, params, |s, p| did_save(s, p)),
         "workspace/didChangeConfiguration" => {
-            with(session, method, params, did_change_configuration)
+            with(session, method, params, |s, p| did_change_configuration(s, p))
         }
-        "workspace/didChangeWorkspaceFolders" => with(session, method, params, did_change_folders),
+        "workspace/didChangeWorkspaceFolders" => with(session, method, params, |s, p| did_change_folders(s, p)),
+        "workspace/didChangeWatchedFiles" => with(
+            session,
+            method,
+            params,
+            |s, p: DidChangeWatchedFilesParams| super::watch::did_change_watched_files(s, p),
+        ),
         "window/workDoneProgress/cancel" => with(
             session,
             method,
@@ -54,10 +63,10 @@ pub fn handle(session: &Session, method: &str, params: Option<Value>) {
 }
 
 fn with<P: DeserializeOwned>(
-    session: &Session,
+    session: &Arc<Session>,
     method: &str,
     params: Value,
-    f: impl FnOnce(&Session, P),
+    f: impl FnOnce(&Arc<Session>, P),
 ) {
     match serde_json::from_value::<P>(params) {
         Ok(p) => f(session, p),
@@ -153,8 +162,16 @@ fn did_change_configuration(session: &Session, p: DidChangeConfigurationParams) 
         for a in st.attempts.values_mut() {
             a.score = None; // scored against other labels
         }
+        super::watch::update_registration(&mut st, &session.outbox);
+        super::compare::recompute(&mut st, &session.outbox);
+    }
+    if st.config.annotator != before.annotator {
+        st.reload_human();
     }
     st.refresh(&session.outbox);
+    if st.config.looked_hints != before.looked_hints {
+        super::session::refresh_code_lenses(&st, &session.outbox);
+    }
 }
 
 fn did_change_folders(session: &Session, p: DidChangeWorkspaceFoldersParams) {

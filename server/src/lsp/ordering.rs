@@ -70,6 +70,18 @@ where
             }
             return ready(None);
         }
+        // Read only, but it takes optional params, which the framework's custom methods do
+        // not allow: answered here, its file work on the blocking pool.
+        if method == super::agreement::METHOD {
+            if let Some(id) = req.id().cloned() {
+                let (_, _, params) = req.into_parts();
+                let session = self.session.clone();
+                return Box::pin(async move {
+                    let r = super::agreement::request(&session, params).await;
+                    Ok(Some(Response::from_parts(id, r)))
+                });
+            }
+        }
         if method == "workspace/executeCommand" {
             if let Some(id) = req.id().cloned() {
                 let (_, _, params) = req.into_parts();

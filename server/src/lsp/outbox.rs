@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tower_lsp_server::ls_types::notification::{Notification, Progress};
 use tower_lsp_server::ls_types::{
     MessageType, NumberOrString, ProgressParams, ProgressParamsValue, PublishDiagnosticsParams,
-    ShowDocumentParams, WorkDoneProgress,
+    Registration, ShowDocumentParams, Unregistration, WorkDoneProgress,
 };
 use tower_lsp_server::Client;
 
@@ -35,6 +35,9 @@ pub enum Outgoing {
     Progress(String, WorkDoneProgress),
     ShowDocument(ShowDocumentParams),
     RefreshCodeLens,
+    /// `client/registerCapability` / `client/unregisterCapability` (file watching).
+    Register(Registration),
+    Unregister(Unregistration),
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +129,24 @@ pub async fn pump(
                         Ok(true) => {}
                         Ok(false) => eprintln!("distdebug lsp: the client did not show {uri}"),
                         Err(e) => eprintln!("distdebug lsp: cannot show {uri}: {e}"),
+                    }
+                });
+            }
+            Outgoing::Register(r) => {
+                let c = client.clone();
+                send_in_order(async move {
+                    let id = r.id.clone();
+                    if let Err(e) = c.register_capability(vec![r]).await {
+                        eprintln!("distdebug lsp: the client refused registration {id}: {e}");
+                    }
+                });
+            }
+            Outgoing::Unregister(u) => {
+                let c = client.clone();
+                send_in_order(async move {
+                    let id = u.id.clone();
+                    if let Err(e) = c.unregister_capability(vec![u]).await {
+                        eprintln!("distdebug lsp: the client refused to unregister {id}: {e}");
                     }
                 });
             }

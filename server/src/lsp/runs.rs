@@ -149,8 +149,10 @@ fn step_listener(
             return;
         };
         let candidates_changed = a.record_step(step);
+        // Where the agent looked shows as it reads, when asked for.
+        let read = st.config.looked_hints && !step.paths_read.is_empty();
         let summary = StepBrief::from_step(step).summary();
-        if candidates_changed && st.current.as_ref() == Some(&key) {
+        if (candidates_changed || read) && st.current.as_ref() == Some(&key) {
             st.refresh(&session.outbox);
         }
         progress.report(format!("step {}: {summary}", step.index));

@@ -1,8 +1,9 @@
 //! The `LanguageServer` implementation: the handshake (capabilities, settings, the workspace)
-//! and the read-only requests that may run concurrently: code lens, hover, `distdebug/status`
-//! and `distdebug/documentText`. What changes the session is handled in order by
+//! and the read-only requests that may run concurrently: code lens, hover, code actions,
+//! `distdebug/status` and `distdebug/documentText`. What changes the session is handled in order by
 //! `ordering.rs` before it gets here.
 
+use super::code_action;
 use super::code_lens;
 use super::commands::{self, COMMANDS};
 use super::hover;
@@ -25,6 +26,10 @@ pub struct Backend {
 fn client_caps(c: &ClientCapabilities) -> ClientCaps {
     let window = c.window.as_ref();
     let td = c.text_document.as_ref();
+    let watched = c
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref());
     ClientCaps {
         encoding: Encoding::negotiate(
             c.general
@@ -49,6 +54,15 @@ fn client_caps(c: &ClientCapabilities) -> ClientCaps {
             .and_then(|t| t.hover.as_ref())
             .and_then(|h| h.content_format.as_ref())
             .is_some_and(|f| f.contains(&MarkupKind::Markdown)),
+        code_action_literals: td
+            .and_then(|t| t.code_action.as_ref())
+            .is_some_and(|a| a.code_action_literal_support.is_some()),
+        watch_files: watched
+            .and_then(|w| w.dynamic_registration)
+            .unwrap_or(false),
+        watch_relative: watched
+            .and_then(|w| w.relative_pattern_support)
+            .unwrap_or(false),
     }
 }
 
@@ -98,6 +112,8 @@ impl LanguageServer for Backend {
                      distdebug stays idle until distdebug.openIncident",
                 ),
             }
+            // Sent once the client is initialized (the outgoing queue waits for that).
+            super::watch::update_registration(&mut st, &self.session.outbox);
             st.lifecycle = Lifecycle::Running;
         }
         let sync = TextDocumentSyncOptions {
@@ -112,6 +128,16 @@ impl LanguageServer for Backend {
                 position_encoding: Some(caps.encoding.kind()),
                 text_document_sync: Some(TextDocumentSyncCapability::Options(sync)),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::new(code_action::LABEL_KIND),
+                            CodeActionKind::new(code_action::DIAGNOSIS_KIND),
+                        ]),
+                        work_done_progress_options: Default::default(),
+                        resolve_provider: Some(false),
+                    },
+                )),
                 code_lens_provider: Some(CodeLensOptions {
                     resolve_provider: Some(false),
                 }),
@@ -164,6 +190,10 @@ impl LanguageServer for Backend {
             &st,
             params.text_document.uri.as_str(),
         )))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        Ok(Some(code_action::code_actions(&self.session, &params)))
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {

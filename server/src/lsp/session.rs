@@ -4,15 +4,21 @@
 //! compiler refuses an `.await` while it is held).
 
 use super::attempts::{scan, Attempt, AttemptKey};
+use super::compare::CompareView;
 use super::config::Config;
 use super::diagnostics;
 use super::documents::Documents;
+use super::lane::Lane;
+use super::my_diagnosis::HumanView;
 use super::outbox::{Outbox, Outgoing};
 use super::positions::Encoding;
 use super::runner::AttemptRunner;
+use super::targets::ModelCache;
 use super::view::{LabelSet, View};
 use super::workspace::Workspace;
+use crate::annotate::{HumanDiagnosis, LabelEditor};
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +33,12 @@ pub struct ClientCaps {
     pub code_lens_refresh: bool,
     pub related_information: bool,
     pub markdown_hover: bool,
+    /// Code actions may be `CodeAction` literals (else bare commands).
+    pub code_action_literals: bool,
+    /// The server may ask the client to watch files (`workspace/didChangeWatchedFiles`
+    /// with dynamic registration), and with patterns relative to a folder.
+    pub watch_files: bool,
+    pub watch_relative: bool,
 }
 
 impl Default for ClientCaps {
@@ -38,6 +50,9 @@ impl Default for ClientCaps {
             code_lens_refresh: false,
             related_information: false,
             markdown_hover: false,
+            code_action_literals: false,
+            watch_files: false,
+            watch_relative: false,
         }
     }
 }
@@ -86,6 +101,12 @@ pub struct State {
     pub view: View,
     /// URIs that have diagnostics at the client, so they can be cleared.
     pub published: HashMap<String, Uri>,
+    /// Two attempts shown side by side (`distdebug.compare`) instead of the current one.
+    pub compare: Option<CompareView>,
+    /// The person's own diagnosis of the open incident.
+    pub human: Option<HumanView>,
+    /// The labels file the client was asked to watch.
+    pub watching: Option<PathBuf>,
 }
 
 impl State {
@@ -107,6 +128,9 @@ impl State {
             next_run: 1,
             view: View::default(),
             published: HashMap::new(),
+            compare: None,
+            human: None,
+            watching: None,
         }
     }
 
@@ -118,7 +142,13 @@ impl State {
     /// diagnostics exist or existed.
     pub fn refresh(&mut self, outbox: &Outbox) {
         let current = self.current.as_ref().and_then(|k| self.attempts.get(k));
-        self.view = View::build(current, self.labels.as_ref(), self.labels_shown);
+        self.view = View::build(
+            current,
+            self.labels.as_ref(),
+            self.labels_shown,
+            self.compare.as_ref().map(|c| &c.result),
+            self.config.looked_hints,
+        );
         diagnostics::publish_all(self, outbox);
     }
 
@@ -136,9 +166,11 @@ impl State {
         );
         self.attempts = scan(&ws.results, &ws.info.incident);
         self.current = None;
+        self.compare = None;
         self.workspace = Some(ws);
         self.reindex_open_documents();
         self.reload_labels(outbox);
+        self.reload_human();
         self.refresh(outbox);
     }
 
@@ -163,6 +195,25 @@ impl State {
                 self.labels_error = Some(e);
             }
         }
+    }
+
+    /// Who is labeling and diagnosing: the `annotator` setting, else `$USER`, else `unknown`.
+    pub fn annotator_name(&self) -> String {
+        self.config
+            .annotator
+            .clone()
+            .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+            .or_else(|| std::env::var("USERNAME").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+
+    /// Reads the person's own diagnosis of the open incident again (the workspace or the
+    /// annotator changed).
+    pub fn reload_human(&mut self) {
+        let name = self.annotator_name();
+        self.human = self.workspace.as_ref().map(|ws| {
+            HumanView::load(HumanDiagnosis::new(&ws.results, &name, &ws.info.incident))
+        });
     }
 
     /// Recomputes which open documents lie inside the workspace.
@@ -190,6 +241,12 @@ pub struct Session {
     pub outbox: Outbox,
     pub runner: Arc<dyn AttemptRunner>,
     ready: Mutex<Option<oneshot::Sender<()>>>,
+    /// Runs label and diagnosis changes one after the other, off the protocol thread.
+    pub lane: Lane,
+    /// This session's labels editor (with its undo history); used on the lane only.
+    pub editor: Mutex<Option<LabelEditor>>,
+    /// Parsed models of open documents, for snapping selections to blocks.
+    pub models: ModelCache,
 }
 
 impl Session {
@@ -203,6 +260,9 @@ impl Session {
             outbox,
             runner,
             ready: Mutex::new(Some(ready)),
+            lane: Lane::new(),
+            editor: Mutex::new(None),
+            models: ModelCache::default(),
         }
     }
 

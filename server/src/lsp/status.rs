@@ -40,13 +40,26 @@ pub fn status(st: &State) -> Value {
             "count": l.blocks.len(),
             "shown": st.labels_shown,
             "annotator": st.config.annotator,
+            "editable": st.config.incident.is_some(),
         }),
         (None, Some(e)) => json!({ "error": e }),
         (None, None) => Value::Null,
     };
+    let human = st.human.as_ref().map(|h| {
+        json!({
+            "config": h.diagnosis.config(),
+            "attempt": 1,
+            "blocks": h.blocks.len(),
+            "dir": h.diagnosis.dir().display().to_string(),
+            "error": h.error,
+        })
+    });
+    let compare = st.compare.as_ref().map(|c| c.args());
     json!({
         "incident": incident,
         "current": st.current.as_ref().map(|k| json!({"config": k.config, "attempt": k.attempt})),
+        "human": human,
+        "compare": compare,
         "attempts": attempts,
         "runs": runs,
         "labels": labels,

@@ -1,10 +1,13 @@
 //! What the editor shows, file by file: the blocks of the current attempt and the labels, each
-//! with its diagnostic code (`predicted`, `hit`, `false-positive`, `label`, `missed`). Rebuilt
-//! whenever the current attempt, its blocks, its scores or the labels change; diagnostics,
+//! with its diagnostic code (`predicted`, `hit`, `false-positive`, `label`, `missed`), or,
+//! while two attempts are compared, the compared regions (`both`, `only-a`, `only-b`); and,
+//! when asked for, where the current attempt's agent looked (`looked`). Rebuilt whenever the
+//! current attempt, its blocks, its scores, the comparison or the labels change; diagnostics,
 //! code lenses and hovers are all read from it.
 
 use super::attempts::Attempt;
 use super::workspace::Workspace;
+use crate::annotate::{Comparison, Presence};
 use crate::incident::{Incident, LabelBlock};
 use crate::util::paths::normalize_rel;
 use std::collections::BTreeMap;
@@ -20,6 +23,7 @@ pub struct LabelSet {
 
 impl LabelSet {
     /// Loads `labels.json` of `incident_dir`, checking that it is the workspace's incident.
+    /// A missing `labels.json` is an incident not labeled yet: no labels.
     pub fn load(incident_dir: &Path, workspace: &Workspace) -> Result<LabelSet, String> {
         let incident = Incident::load(incident_dir).map_err(|p| p.to_string())?;
         if incident.id() != workspace.info.incident {
@@ -31,7 +35,11 @@ impl LabelSet {
                 workspace.info.incident
             ));
         }
-        let mut labels = incident.load_labels().map_err(|p| p.to_string())?;
+        let mut labels = if incident.labels_path().exists() {
+            incident.load_labels().map_err(|p| p.to_string())?
+        } else {
+            crate::incident::Labels::default()
+        };
         for b in &mut labels.blocks {
             b.path = normalize_rel(&b.path);
         }
@@ -49,6 +57,10 @@ pub enum Code {
     FalsePositive,
     Label,
     Missed,
+    Both,
+    OnlyA,
+    OnlyB,
+    Looked,
 }
 
 impl Code {
@@ -59,19 +71,36 @@ impl Code {
             Code::FalsePositive => "false-positive",
             Code::Label => "label",
             Code::Missed => "missed",
+            Code::Both => "both",
+            Code::OnlyA => "only-a",
+            Code::OnlyB => "only-b",
+            Code::Looked => "looked",
         }
     }
 
+    /// Predictions, and compared regions (predictions of two attempts): shown with the
+    /// `severity` setting.
     pub fn is_prediction(self) -> bool {
-        matches!(self, Code::Predicted | Code::Hit | Code::FalsePositive)
+        matches!(
+            self,
+            Code::Predicted
+                | Code::Hit
+                | Code::FalsePositive
+                | Code::Both
+                | Code::OnlyA
+                | Code::OnlyB
+        )
     }
 }
 
-/// Where an annotation comes from: the index of a block of the current attempt or of a label.
+/// Where an annotation comes from: the index of a block of the current attempt, of a label,
+/// of a compared region, or of a range the current attempt's agent read in this file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
     Block(usize),
     Label(usize),
+    Region(usize),
+    Looked(usize),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,9 +126,33 @@ pub struct View {
 impl View {
     /// `show_labels`: labels are shown as `label` diagnostics (the server was configured with
     /// the incident folder). Once the current attempt is scored, labels it missed are shown
-    /// either way: that is the answer to the question the user asked.
-    pub fn build(current: Option<&Attempt>, labels: Option<&LabelSet>, show_labels: bool) -> View {
+    /// either way: that is the answer to the question the user asked. A comparison, when
+    /// given, is shown instead of the current attempt. `looked`: the ranges the current
+    /// attempt's agent read are shown too.
+    pub fn build(
+        current: Option<&Attempt>,
+        labels: Option<&LabelSet>,
+        show_labels: bool,
+        compare: Option<&Comparison>,
+        looked: bool,
+    ) -> View {
         let mut files: BTreeMap<String, Vec<Annotation>> = BTreeMap::new();
+        let current = if compare.is_some() { None } else { current };
+        if let Some(c) = compare {
+            for (i, r) in c.regions.iter().enumerate() {
+                let code = match r.presence {
+                    Presence::Both => Code::Both,
+                    Presence::OnlyA => Code::OnlyA,
+                    Presence::OnlyB => Code::OnlyB,
+                };
+                files.entry(r.path.clone()).or_default().push(Annotation {
+                    code,
+                    origin: Origin::Region(i),
+                    start_line: r.start_line,
+                    end_line: r.end_line,
+                });
+            }
+        }
         let score = current.and_then(|a| a.score.as_ref());
         if let Some(a) = current {
             for (i, b) in a.blocks.iter().enumerate() {
@@ -129,6 +182,18 @@ impl View {
                     start_line: b.start_line,
                     end_line: b.end_line,
                 });
+            }
+        }
+        if let Some(a) = current.filter(|_| looked) {
+            for f in a.looked.files() {
+                for (i, (s, e)) in f.ranges.iter().enumerate() {
+                    files.entry(f.path.clone()).or_default().push(Annotation {
+                        code: Code::Looked,
+                        origin: Origin::Looked(i),
+                        start_line: *s,
+                        end_line: *e,
+                    });
+                }
             }
         }
         View { files }
@@ -189,11 +254,11 @@ mod tests {
                 },
             ],
         };
-        let v = View::build(Some(&a), Some(&labels), true);
+        let v = View::build(Some(&a), Some(&labels), true, None, false);
         let codes = |f: &str| v.file(f).iter().map(|x| x.code).collect::<Vec<_>>();
         assert_eq!(codes("a.rs"), vec![Code::Predicted, Code::Label]);
         assert_eq!(codes("c.rs"), vec![Code::Label]);
-        let hidden = View::build(Some(&a), Some(&labels), false);
+        let hidden = View::build(Some(&a), Some(&labels), false, None, false);
         assert!(
             hidden.file("c.rs").is_empty(),
             "labels stay hidden unless configured"
@@ -209,13 +274,13 @@ mod tests {
             leakage: vec![],
             json: serde_json::Value::Null,
         });
-        let v = View::build(Some(&a), Some(&labels), true);
+        let v = View::build(Some(&a), Some(&labels), true, None, false);
         let codes = |f: &str| v.file(f).iter().map(|x| x.code).collect::<Vec<_>>();
         assert_eq!(codes("a.rs"), vec![Code::Hit, Code::Label]);
         assert_eq!(codes("b.rs"), vec![Code::FalsePositive]);
         assert_eq!(codes("c.rs"), vec![Code::Missed]);
         assert!(v.file("a.rs")[0].covers(3) && !v.file("a.rs")[0].covers(4));
-        let hidden = View::build(Some(&a), Some(&labels), false);
+        let hidden = View::build(Some(&a), Some(&labels), false, None, false);
         assert_eq!(
             hidden.file("c.rs").len(),
             1,
