@@ -158,13 +158,22 @@ fn pair(
     let both = a.lines.intersection(&b.lines);
     let (na, nb, n11) = (a.lines.len(), b.lines.len(), both.len());
     let n00 = total.saturating_sub(na + nb - n11);
-    let ratio = |x: u64| if total == 0 { 0.0 } else { x as f64 / total as f64 };
+    let ratio = |x: u64| {
+        if total == 0 {
+            0.0
+        } else {
+            x as f64 / total as f64
+        }
+    };
     let observed = ratio(n11 + n00);
     let (pa, pb) = (ratio(na), ratio(nb));
     let expected = pa * pb + (1.0 - pa) * (1.0 - pb);
     let kappa = (total > 0 && expected < 1.0).then(|| (observed - expected) / (1.0 - expected));
     let mut disagreements: Vec<Disagreement> = Vec::new();
-    for (only, d) in [(a_name, a.lines.difference(&b.lines)), (b_name, b.lines.difference(&a.lines))] {
+    for (only, d) in [
+        (a_name, a.lines.difference(&b.lines)),
+        (b_name, b.lines.difference(&a.lines)),
+    ] {
         for (path, s, e) in d.iter() {
             disagreements.push(Disagreement {
                 path: path.to_string(),
@@ -278,7 +287,10 @@ mod tests {
         assert_eq!(xy.kappa, Some(1.0));
         assert!(xy.disagreements.is_empty());
         // Labeling every line of the file: chance agreement is total and kappa undefined.
-        let all = vec![label("b.go", 1, 5, Some("x")), label("b.go", 1, 5, Some("y"))];
+        let all = vec![
+            label("b.go", 1, 5, Some("x")),
+            label("b.go", 1, 5, Some("y")),
+        ];
         let g = agreement("inc", &all, &|_| Some(5));
         assert_eq!(g.pairs[0].kappa, None);
         assert_eq!(g.pairs[0].observed, 1.0);

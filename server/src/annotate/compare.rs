@@ -216,16 +216,30 @@ mod tests {
         ];
         let labels = vec![label("x.py", 18, 19), label("z.py", 100, 101)];
         let c = compare(
-            &Side { name: "human-ann #1".into(), blocks: &a },
-            &Side { name: "baseline #1".into(), blocks: &b },
+            &Side {
+                name: "human-ann #1".into(),
+                blocks: &a,
+            },
+            &Side {
+                name: "baseline #1".into(),
+                blocks: &b,
+            },
             Some(&labels),
             &|p| (p == "x.py").then_some(100),
         );
-        let got: Vec<(&str, u32, u32, &str, Option<bool>, Option<bool>)> = c
+        type Row<'a> = (&'a str, u32, u32, &'a str, Option<bool>, Option<bool>);
+        let got: Vec<Row> = c
             .regions
             .iter()
             .map(|r| {
-                (r.path.as_str(), r.start_line, r.end_line, r.presence.as_str(), r.a_hit, r.b_hit)
+                (
+                    r.path.as_str(),
+                    r.start_line,
+                    r.end_line,
+                    r.presence.as_str(),
+                    r.a_hit,
+                    r.b_hit,
+                )
             })
             .collect();
         assert_eq!(
@@ -250,16 +264,28 @@ mod tests {
         assert!((sb.block_hit_rate - 1.0 / 3.0).abs() < 1e-12);
         // Without labels: no hits, no scores; two empty attempts have no Jaccard.
         let c = compare(
-            &Side { name: "a".into(), blocks: &a },
-            &Side { name: "b".into(), blocks: &[] },
+            &Side {
+                name: "a".into(),
+                blocks: &a,
+            },
+            &Side {
+                name: "b".into(),
+                blocks: &[],
+            },
             None,
             &|_| None,
         );
         assert!(c.a.scores.is_none() && c.regions.iter().all(|r| r.a_hit.is_none()));
         assert_eq!(c.jaccard, Some(0.0));
         let none = compare(
-            &Side { name: "a".into(), blocks: &[] },
-            &Side { name: "b".into(), blocks: &[] },
+            &Side {
+                name: "a".into(),
+                blocks: &[],
+            },
+            &Side {
+                name: "b".into(),
+                blocks: &[],
+            },
             None,
             &|_| None,
         );

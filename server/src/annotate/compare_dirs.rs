@@ -122,7 +122,8 @@ pub fn compare_dirs(
                 } else {
                     format!("no incident {id:?} in {}", incidents_dir.display())
                 };
-                out.warnings.push(format!("{id}: compared without scores: {why}"));
+                out.warnings
+                    .push(format!("{id}: compared without scores: {why}"));
                 (RepoFiles::unknown(), None, Some(why))
             }
         };

@@ -7,8 +7,8 @@
 //! change, write atomically; two editors of the same person lose nothing.
 
 use super::lock::{FileLock, WAIT};
-use crate::attempt::layout::{attempt_dir, RunInfo, DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY};
 use crate::attempt::layout::TRAJECTORY_LIVE;
+use crate::attempt::layout::{attempt_dir, RunInfo, DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY};
 use crate::attempt::{Diagnosis, DiagnosisBlock, Exit, Step, StepKind, Trajectory};
 use crate::util::fs::{write_atomic, write_json_atomic};
 use crate::util::paths::{normalize_rel, unsafe_rel_path_reason};
@@ -124,7 +124,10 @@ impl HumanDiagnosis {
                 .iter()
                 .any(|b| b.path == path && b.start_line == start_line && b.end_line == end_line)
             {
-                return Ok((format!("{path}:{start_line}-{end_line} is already in your diagnosis"), None));
+                return Ok((
+                    format!("{path}:{start_line}-{end_line} is already in your diagnosis"),
+                    None,
+                ));
             }
             let mut b = DiagnosisBlock::new(path.clone(), start_line, end_line);
             b.rationale = rationale.clone().filter(|r| !r.trim().is_empty());
@@ -137,12 +140,18 @@ impl HumanDiagnosis {
     }
 
     /// Takes lines `start..=end` of `path` (a block named exactly so) out of the diagnosis.
-    pub fn remove(&self, path: &str, start_line: u32, end_line: u32) -> Result<HumanApplied, String> {
+    pub fn remove(
+        &self,
+        path: &str,
+        start_line: u32,
+        end_line: u32,
+    ) -> Result<HumanApplied, String> {
         let path = normalize_rel(path);
         self.change(|d| {
             let before = d.blocks.len();
-            d.blocks
-                .retain(|b| !(b.path == path && b.start_line == start_line && b.end_line == end_line));
+            d.blocks.retain(|b| {
+                !(b.path == path && b.start_line == start_line && b.end_line == end_line)
+            });
             if d.blocks.len() == before {
                 return Err(format!(
                     "{path}:{start_line}-{end_line} is not in your diagnosis"
@@ -183,10 +192,8 @@ impl HumanDiagnosis {
         if t.steps.last().is_some_and(|s| s.kind == StepKind::Submit) {
             t.steps.pop();
         }
-        let mut action = Step::new(StepKind::Action).with_tool(
-            tool,
-            json!({"path": path, "start_line": s, "end_line": e}),
-        );
+        let mut action = Step::new(StepKind::Action)
+            .with_tool(tool, json!({"path": path, "start_line": s, "end_line": e}));
         action.text = Some(summary.clone());
         t.steps.push(action);
         t.steps.push(Step::new(StepKind::Submit).with_text(format!(
@@ -311,9 +318,10 @@ mod tests {
             crate::attempt::trajectory::read_jsonl_steps(&dir.join(TRAJECTORY_LIVE)).len(),
             4
         );
-        let run: RunInfo =
-            serde_json::from_str(&std::fs::read_to_string(results.path().join("human-ann/run.json")).unwrap())
-                .unwrap();
+        let run: RunInfo = serde_json::from_str(
+            &std::fs::read_to_string(results.path().join("human-ann/run.json")).unwrap(),
+        )
+        .unwrap();
         assert_eq!(run.agent, "human");
     }
 }

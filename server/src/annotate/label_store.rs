@@ -39,7 +39,10 @@ impl LabelKey {
         normalize_rel(&b.path) == normalize_rel(&self.path)
             && b.start_line == self.start_line
             && b.end_line == self.end_line
-            && self.annotator.as_ref().is_none_or(|a| b.annotator.as_ref() == Some(a))
+            && self
+                .annotator
+                .as_ref()
+                .is_none_or(|a| b.annotator.as_ref() == Some(a))
     }
 
     fn describe(&self) -> String {
@@ -48,10 +51,7 @@ impl LabelKey {
             .as_deref()
             .map(|a| format!(" by {a}"))
             .unwrap_or_default();
-        format!(
-            "{}:{}-{}{who}",
-            self.path, self.start_line, self.end_line
-        )
+        format!("{}:{}-{}{who}", self.path, self.start_line, self.end_line)
     }
 }
 
@@ -227,12 +227,18 @@ pub fn read_labels(file: &Path) -> Result<Labels, String> {
 /// The stable order of blocks: path, lines, annotator.
 pub fn sort_blocks(blocks: &mut [LabelBlock]) {
     blocks.sort_by(|a, b| {
-        (normalize_rel(&a.path), a.start_line, a.end_line, &a.annotator).cmp(&(
-            normalize_rel(&b.path),
-            b.start_line,
-            b.end_line,
-            &b.annotator,
-        ))
+        (
+            normalize_rel(&a.path),
+            a.start_line,
+            a.end_line,
+            &a.annotator,
+        )
+            .cmp(&(
+                normalize_rel(&b.path),
+                b.start_line,
+                b.end_line,
+                &b.annotator,
+            ))
     });
 }
 
@@ -293,7 +299,11 @@ fn apply_change(
                 format!(
                     "removed the label {}{}",
                     key.describe(),
-                    if n > 1 { format!(" ({n} labels)") } else { String::new() }
+                    if n > 1 {
+                        format!(" ({n} labels)")
+                    } else {
+                        String::new()
+                    }
                 ),
                 Some(Change::Restore(gone)),
             ))
@@ -309,7 +319,8 @@ fn apply_change(
                 b.note = note.clone();
                 b.extra
                     .insert("edited_by".into(), Value::String(annotator.to_string()));
-                b.extra.insert("edited_at".into(), Value::String(now.clone()));
+                b.extra
+                    .insert("edited_at".into(), Value::String(now.clone()));
             }
             let matched = labels.blocks.iter().any(|b| key.matches(b));
             if !matched {
@@ -319,10 +330,7 @@ fn apply_change(
                 ));
             }
             if before.is_empty() {
-                return Ok((
-                    format!("the note of {} is unchanged", key.describe()),
-                    None,
-                ));
+                return Ok((format!("the note of {} is unchanged", key.describe()), None));
             }
             let what = match note {
                 Some(n) => format!("noted {}: {n}", key.describe()),
@@ -344,7 +352,10 @@ fn apply_change(
             }
             let summary = format!(
                 "restored the label {}",
-                back.iter().map(|k| k.describe()).collect::<Vec<_>>().join(", ")
+                back.iter()
+                    .map(|k| k.describe())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             Ok((summary, Some(Change::RemoveEach(back))))
         }
@@ -420,19 +431,33 @@ mod tests {
         let text = std::fs::read_to_string(&file).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["version"], 3, "unknown top-level fields are kept");
-        assert_eq!(v["blocks"][2]["reviewed"], true, "unknown block fields are kept");
+        assert_eq!(
+            v["blocks"][2]["reviewed"], true,
+            "unknown block fields are kept"
+        );
         let order: Vec<(&str, u64)> = v["blocks"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|b| (b["path"].as_str().unwrap(), b["start_line"].as_u64().unwrap()))
+            .map(|b| {
+                (
+                    b["path"].as_str().unwrap(),
+                    b["start_line"].as_u64().unwrap(),
+                )
+            })
             .collect();
         assert_eq!(order, [("src/a.py", 3), ("src/a.py", 10), ("src/z.py", 5)]);
         assert_eq!(v["blocks"][1]["annotator"], "ann-1");
         assert_eq!(v["blocks"][1]["note"], "why");
-        assert!(v["blocks"][1]["labeled_at"].as_str().unwrap().ends_with('Z'));
+        assert!(v["blocks"][1]["labeled_at"]
+            .as_str()
+            .unwrap()
+            .ends_with('Z'));
         // Two-space JSON, a trailing newline, and the same bytes for the same labels.
-        assert!(text.starts_with("{\n  \"blocks\": [\n    {\n      \"path\""), "{text}");
+        assert!(
+            text.starts_with("{\n  \"blocks\": [\n    {\n      \"path\""),
+            "{text}"
+        );
         assert!(text.ends_with("}\n"));
         let again = ed.add("src/a.py", 3, 4, None, Map::new()).unwrap();
         assert!(!again.changed, "{}", again.summary);
@@ -440,7 +465,10 @@ mod tests {
         // A missing file is created; a bad one is never written over.
         std::fs::write(&file, "{\"blocks\": [{\"path\": 3}]}").unwrap();
         let err = ed.add("src/a.py", 1, 1, None, Map::new()).unwrap_err();
-        assert!(err.contains("labels.json") && err.contains("blocks[0].path"), "{err}");
+        assert!(
+            err.contains("labels.json") && err.contains("blocks[0].path"),
+            "{err}"
+        );
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "{\"blocks\": [{\"path\": 3}]}"
@@ -455,10 +483,15 @@ mod tests {
         let file = dir.path().join("labels.json");
         let mut ann = LabelEditor::new(&file, "ann");
         let mut bob = LabelEditor::new(&file, "bob");
-        ann.add("a.py", 1, 2, Some("first".into()), Map::new()).unwrap();
+        ann.add("a.py", 1, 2, Some("first".into()), Map::new())
+            .unwrap();
         bob.add("a.py", 1, 2, None, Map::new()).unwrap();
         bob.add("b.py", 7, 9, None, Map::new()).unwrap();
-        assert_eq!(lines_of(&file).len(), 3, "the same lines by two annotators are two labels");
+        assert_eq!(
+            lines_of(&file).len(),
+            3,
+            "the same lines by two annotators are two labels"
+        );
 
         // ann re-notes her label, then removes it; bob's label on the same lines stays.
         let r = ann
@@ -480,13 +513,21 @@ mod tests {
         // leaves bob's new label alone.
         bob.add("c.py", 4, 4, None, Map::new()).unwrap();
         let r = ann.undo().unwrap();
-        assert!(r.summary.starts_with("undid: restored the label a.py:1-2 by ann"), "{}", r.summary);
+        assert!(
+            r.summary
+                .starts_with("undid: restored the label a.py:1-2 by ann"),
+            "{}",
+            r.summary
+        );
         let back = read_labels(&file).unwrap();
         assert_eq!(back.blocks.len(), 4);
         assert_eq!(back.blocks[0].note.as_deref(), Some("second"));
         // The next undo restores the old note; then the label goes; then nothing is left.
         ann.undo().unwrap();
-        assert_eq!(read_labels(&file).unwrap().blocks[0].note.as_deref(), Some("first"));
+        assert_eq!(
+            read_labels(&file).unwrap().blocks[0].note.as_deref(),
+            Some("first")
+        );
         ann.undo().unwrap();
         assert_eq!(lines_of(&file).len(), 3);
         let err = ann.undo().unwrap_err();

@@ -144,7 +144,10 @@ mod tests {
         b.add("y.py", 2, 3);
         assert_eq!(a.ranges("x.py"), &[(1, 6), (11, 12)]);
         assert_eq!((a.len(), b.len()), (8, 8));
-        assert_eq!(a.intersection(&b).iter().collect::<Vec<_>>(), [("x.py", 3, 6)]);
+        assert_eq!(
+            a.intersection(&b).iter().collect::<Vec<_>>(),
+            [("x.py", 3, 6)]
+        );
         assert_eq!(
             a.difference(&b).iter().collect::<Vec<_>>(),
             [("x.py", 1, 2), ("x.py", 11, 12)]

@@ -65,7 +65,11 @@ pub fn render(g: &Agreement) -> String {
         g.incident,
         g.annotators.len(),
         if g.annotators.len() == 1 { "" } else { "s" },
-        if who.is_empty() { "none".to_string() } else { who.join(", ") }
+        if who.is_empty() {
+            "none".to_string()
+        } else {
+            who.join(", ")
+        }
     ));
     if g.pairs.is_empty() {
         out.push_str("  agreement needs blocks from two annotators\n");

@@ -93,7 +93,9 @@ pub fn render(c: &DirsComparison) -> String {
                 s.lines
             ));
             if let Some(e) = err {
-                out.push_str(&format!("    not schema-valid, compared as naming nothing: {e}\n"));
+                out.push_str(&format!(
+                    "    not schema-valid, compared as naming nothing: {e}\n"
+                ));
             }
         }
         if let Some(why) = &i.unscored {

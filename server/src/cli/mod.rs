@@ -2,8 +2,8 @@
 //! Every command is a thin front end over library calls.
 
 pub mod agent_args;
-pub mod agreement;
 pub mod agent_tool;
+pub mod agreement;
 pub mod bench;
 pub mod bench_baseline;
 pub mod compare;

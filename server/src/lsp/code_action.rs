@@ -78,7 +78,14 @@ pub fn code_actions(session: &Session, p: &CodeActionParams) -> Vec<CodeActionOr
                 l.blocks
                     .iter()
                     .filter(|b| b.path == rel && overlaps(b.start_line, b.end_line))
-                    .map(|b| (b.start_line, b.end_line, b.annotator.clone(), b.note.clone()))
+                    .map(|b| {
+                        (
+                            b.start_line,
+                            b.end_line,
+                            b.annotator.clone(),
+                            b.note.clone(),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -153,7 +160,10 @@ pub fn code_actions(session: &Session, p: &CodeActionParams) -> Vec<CodeActionOr
             json!({"path": path, "start_line": start, "end_line": end}),
         ));
         for (s, e, who, _) in &place.labels {
-            let by = who.as_deref().map(|w| format!(", by {w}")).unwrap_or_default();
+            let by = who
+                .as_deref()
+                .map(|w| format!(", by {w}"))
+                .unwrap_or_default();
             let key = json!({"path": path, "start_line": s, "end_line": e, "annotator": who});
             out.push((
                 format!("Remove label ({}{by})", span(*s, *e)),
@@ -232,7 +242,8 @@ mod tests {
 
     #[test]
     fn whole_line_selections_end_on_their_last_line() {
-        let r = |a: u32, b: u32, c: u32, d: u32| Range::new(Position::new(a, b), Position::new(c, d));
+        let r =
+            |a: u32, b: u32, c: u32, d: u32| Range::new(Position::new(a, b), Position::new(c, d));
         assert_eq!(lines_of(&r(4, 3, 4, 3)), (5, 5), "a cursor");
         assert_eq!(lines_of(&r(4, 0, 7, 0)), (5, 7), "lines 5-7 selected whole");
         assert_eq!(lines_of(&r(4, 0, 7, 2)), (5, 8));

@@ -117,12 +117,7 @@ fn compare_lenses(
     let mut out = vec![lens(0, c.file_lens(rel), "distdebug.compare", c.args())];
     for (i, start) in regions {
         if let Some(title) = c.region_lens(i) {
-            out.push(lens(
-                start.max(1) - 1,
-                title,
-                "distdebug.compare",
-                c.args(),
-            ));
+            out.push(lens(start.max(1) - 1, title, "distdebug.compare", c.args()));
         }
     }
     out

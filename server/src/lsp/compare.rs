@@ -6,10 +6,10 @@
 //! or clearing an attempt, or starting a run, ends the comparison.
 
 use super::attempts::{Attempt, AttemptKey};
+use super::code_lens::pct;
 use super::commands::{failed, no_workspace, resolve_attempt, AttemptArgs, Outcome};
 use super::outbox::Outbox;
 use super::session::{refresh_code_lenses, Session, State};
-use super::code_lens::pct;
 use crate::annotate::{compare as compare_blocks, Comparison, Presence, Side};
 use crate::attempt::layout::{attempt_dir, list_attempts};
 use crate::attempt::DiagnosisBlock;
@@ -125,7 +125,9 @@ pub fn compare(session: &Arc<Session>, arg: Value) -> Outcome {
 fn run(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
     let arg = if arg.is_null() { json!({}) } else { arg };
     let Some(obj) = arg.as_object() else {
-        return Err(Error::invalid_params(format!("{COMPARE}: expected {EXPECTED}")));
+        return Err(Error::invalid_params(format!(
+            "{COMPARE}: expected {EXPECTED}"
+        )));
     };
     if let Some(k) = obj.keys().find(|k| *k != "a" && *k != "b") {
         return Err(Error::invalid_params(format!(
@@ -150,9 +152,10 @@ fn run(session: &Arc<Session>, arg: Value) -> Result<Option<Value>> {
     };
     let b = match obj.get("b") {
         Some(v) => side(&st, v)?,
-        None => st.current.clone().ok_or_else(|| {
-            failed(format!("{COMPARE}: no current attempt; give \"b\""))
-        })?,
+        None => st
+            .current
+            .clone()
+            .ok_or_else(|| failed(format!("{COMPARE}: no current attempt; give \"b\"")))?,
     };
     if a == b {
         return Err(Error::invalid_params(format!(
@@ -193,7 +196,11 @@ fn side(st: &State, v: &Value) -> Result<AttemptKey> {
     match (config, attempt) {
         (Some(c), None) => {
             let on_disk = list_attempts(&ws.config_dir(&c).join(&ws.info.incident));
-            let known = st.attempts.keys().filter(|k| k.config == c).map(|k| k.attempt);
+            let known = st
+                .attempts
+                .keys()
+                .filter(|k| k.config == c)
+                .map(|k| k.attempt);
             on_disk
                 .iter()
                 .map(|(k, _)| *k)
@@ -240,8 +247,7 @@ fn blocks_of(st: &mut State, key: &AttemptKey) -> Result<Vec<DiagnosisBlock>> {
             "{COMPARE}: {key}: diagnosis.json is not schema-valid: {e}"
         )));
     }
-    Ok(a
-        .blocks
+    Ok(a.blocks
         .iter()
         .map(|b| {
             let mut d = DiagnosisBlock::new(b.path.clone(), b.start_line, b.end_line);
@@ -264,9 +270,9 @@ fn build(st: &mut State, a: AttemptKey, b: AttemptKey) -> Result<CompareView> {
             .map(|x| x.path.clone())
             .chain(labels.iter().flatten().map(|l| l.path.clone()));
         for p in paths {
-            if !lengths.contains_key(&p) {
-                let n = ws.file_info(&p).map(|f| f.lines);
-                lengths.insert(p, n);
+            if let std::collections::hash_map::Entry::Vacant(slot) = lengths.entry(p) {
+                let n = ws.file_info(slot.key()).map(|f| f.lines);
+                slot.insert(n);
             }
         }
     }
@@ -312,7 +318,10 @@ pub fn recompute(st: &mut State, outbox: &Outbox) {
         Ok(v) => st.compare = Some(v),
         Err(e) => outbox.log(
             MessageType::WARNING,
-            format!("the comparison of {} and {} ended: {}", old.a, old.b, e.message),
+            format!(
+                "the comparison of {} and {} ended: {}",
+                old.a, old.b, e.message
+            ),
         ),
     }
 }

@@ -107,7 +107,10 @@ pub fn hover(state: &State, uri: &str, pos: Position) -> Option<Hover> {
                 };
                 lines.push(format!("{} compare", bold("distdebug")));
                 lines.push(msg);
-                for (side, blocks, ix) in [("A", &c.a_blocks, &r.a_blocks), ("B", &c.b_blocks, &r.b_blocks)] {
+                for (side, blocks, ix) in [
+                    ("A", &c.a_blocks, &r.a_blocks),
+                    ("B", &c.b_blocks, &r.b_blocks),
+                ] {
                     for &j in ix {
                         if let Some(b) = blocks.get(j) {
                             lines.push(format!(

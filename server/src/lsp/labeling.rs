@@ -5,9 +5,7 @@
 //! write), then the labels are shown again at once. Labels are edited in the incident folder
 //! of the `incident` setting, as the `annotator` setting (else `$USER`).
 
-use super::commands::{
-    failed, no_workspace, parse_args, resolve_attempt, AttemptArgs, Outcome,
-};
+use super::commands::{failed, no_workspace, parse_args, resolve_attempt, AttemptArgs, Outcome};
 use super::session::{refresh_code_lenses, Session, State};
 use super::targets::{check_lines, resolve_rel, text_of};
 use super::view::LabelSet;
@@ -104,7 +102,8 @@ struct AcceptArgs {
     note: Option<String>,
 }
 
-const ADD_EXPECTED: &str = r#"{"uri" or "path", "start_line": 1, "end_line": 1, "note": "<optional>", "snap": false}"#;
+const ADD_EXPECTED: &str =
+    r#"{"uri" or "path", "start_line": 1, "end_line": 1, "note": "<optional>", "snap": false}"#;
 const KEY_EXPECTED: &str =
     r#"{"uri" or "path", "start_line": 1, "end_line": 1, "annotator": "<optional>"}"#;
 const NOTE_EXPECTED: &str = r#"{"uri" or "path", "start_line": 1, "end_line": 1, "annotator": "<optional>", "note": "<text>" or null}"#;
@@ -295,7 +294,11 @@ fn run(
 /// Shows `blocks` as the labels of `incident_dir` (when that is still the configured
 /// incident): scores are dropped (they were for other labels), a comparison is made again,
 /// and every affected file is published at once.
-pub fn show_labels(session: &Session, incident_dir: &std::path::Path, blocks: Vec<crate::incident::LabelBlock>) {
+pub fn show_labels(
+    session: &Session,
+    incident_dir: &std::path::Path,
+    blocks: Vec<crate::incident::LabelBlock>,
+) {
     let mut st = session.lock();
     if st.config.incident.as_deref() != Some(incident_dir) {
         return;

@@ -110,7 +110,12 @@ pub fn remove(session: &Arc<Session>, arg: Value) -> Outcome {
         let a: RemoveArgs = parse_args(REMOVE_FROM_DIAGNOSIS, arg, REMOVE_EXPECTED)?;
         check_lines(REMOVE_FROM_DIAGNOSIS, a.start_line, a.end_line)?;
         let st = session.lock();
-        let rel = resolve_rel(&st, REMOVE_FROM_DIAGNOSIS, a.uri.as_deref(), a.path.as_deref())?;
+        let rel = resolve_rel(
+            &st,
+            REMOVE_FROM_DIAGNOSIS,
+            a.uri.as_deref(),
+            a.path.as_deref(),
+        )?;
         let human = writable(&st, REMOVE_FROM_DIAGNOSIS)?;
         Ok((a, rel, human))
     })();
@@ -118,7 +123,9 @@ pub fn remove(session: &Arc<Session>, arg: Value) -> Outcome {
         Ok(p) => p,
         Err(e) => return Outcome::Ready(Err(e)),
     };
-    run(session, move || human.remove(&rel, a.start_line, a.end_line))
+    run(session, move || {
+        human.remove(&rel, a.start_line, a.end_line)
+    })
 }
 
 /// The person's attempt, when its diagnosis can be changed.
@@ -160,7 +167,11 @@ fn run(
 
 /// After a change to the person's diagnosis: their attempt is read again and shown (current,
 /// or compared again when a comparison involves it).
-fn show_change(st: &mut State, session: &Session, blocks: Vec<DiagnosisBlock>) -> Option<AttemptKey> {
+fn show_change(
+    st: &mut State,
+    session: &Session,
+    blocks: Vec<DiagnosisBlock>,
+) -> Option<AttemptKey> {
     let human = st.human.as_mut()?;
     human.blocks = blocks;
     human.error = None;

@@ -12,9 +12,8 @@ use serde_json::Value;
 use std::sync::Arc;
 use tower_lsp_server::ls_types::{
     DidChangeConfigurationParams, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
-    DidChangeWorkspaceFoldersParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, MessageType,
-    NumberOrString, WorkDoneProgressCancelParams,
+    DidChangeWorkspaceFoldersParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, MessageType, NumberOrString, WorkDoneProgressCancelParams,
 };
 
 /// The methods handled here.
@@ -38,10 +37,12 @@ pub fn handle(session: &Arc<Session>, method: &str, params: Option<Value>) {
         "textDocument/didChange" => with(session, method, params, |s, p| did_change(s, p)),
         "textDocument/didClose" => with(session, method, params, |s, p| did_close(s, p)),
         "textDocument/didSave" => with(session, method, params, |s, p| did_save(s, p)),
-        "workspace/didChangeConfiguration" => {
-            with(session, method, params, |s, p| did_change_configuration(s, p))
+        "workspace/didChangeConfiguration" => with(session, method, params, |s, p| {
+            did_change_configuration(s, p)
+        }),
+        "workspace/didChangeWorkspaceFolders" => {
+            with(session, method, params, |s, p| did_change_folders(s, p))
         }
-        "workspace/didChangeWorkspaceFolders" => with(session, method, params, |s, p| did_change_folders(s, p)),
         "workspace/didChangeWatchedFiles" => with(
             session,
             method,

@@ -211,9 +211,10 @@ impl State {
     /// annotator changed).
     pub fn reload_human(&mut self) {
         let name = self.annotator_name();
-        self.human = self.workspace.as_ref().map(|ws| {
-            HumanView::load(HumanDiagnosis::new(&ws.results, &name, &ws.info.incident))
-        });
+        self.human = self
+            .workspace
+            .as_ref()
+            .map(|ws| HumanView::load(HumanDiagnosis::new(&ws.results, &name, &ws.info.incident)));
     }
 
     /// Recomputes which open documents lie inside the workspace.

@@ -20,7 +20,10 @@ pub fn resolve_rel(
     uri: Option<&str>,
     path: Option<&str>,
 ) -> Result<String> {
-    let ws = st.workspace.as_ref().ok_or_else(super::commands::no_workspace)?;
+    let ws = st
+        .workspace
+        .as_ref()
+        .ok_or_else(super::commands::no_workspace)?;
     match (uri, path) {
         (Some(u), None) => ws.rel_path_of_uri(u).ok_or_else(|| {
             failed(format!(

@@ -213,7 +213,13 @@ mod tests {
         let steps = vec![
             step(0, &[("evidence/x.log", None, None)]),
             step(2, &[("./src/a.py", Some(40), Some(80))]),
-            step(5, &[("src/a.py", Some(81), Some(120)), ("src/b.py", Some(3), Some(3))]),
+            step(
+                5,
+                &[
+                    ("src/a.py", Some(81), Some(120)),
+                    ("src/b.py", Some(3), Some(3)),
+                ],
+            ),
             step(7, &[("src\\a.py", Some(200), None)]),
         ];
         let l = Looked::from_steps(&steps);
