@@ -527,8 +527,15 @@ async fn two_servers_label_the_same_incident_at_once_and_lose_nothing() {
     }
     assert!(!s.incident.join("labels.json.lock").exists());
 
-    // bob's server hears from its client that the file changed (ann wrote too): it reloads
-    // and shows ann's labels as well.
+    // Every write shows the file as merged, so both servers already show each other's
+    // labels written before their own last write. ann labels once more; bob's server hears
+    // from its client that the file changed, reloads and shows it.
+    ann.command(
+        "distdebug.addLabel",
+        json!({"path": "src/lease.py", "start_line": 22, "end_line": 22}),
+    )
+    .await
+    .unwrap();
     let lease = uri(&s.ws, "src/lease.py");
     let from = bob.log.len();
     bob.notify(
@@ -537,13 +544,14 @@ async fn two_servers_label_the_same_incident_at_once_and_lose_nothing() {
     )
     .await
     .unwrap();
-    let m = diagnostics_after(&mut bob, from, &lease, |m| codes(m).len() == 21).await;
+    let m = diagnostics_after(&mut bob, from, &lease, |m| codes(m).len() == 22).await;
     assert!(codes(&m).iter().all(|c| c == "label"));
     // bob's undo takes back only bob's last label.
     bob.command("distdebug.undoLabel", json!({})).await.unwrap();
     let after = labels_on_disk(&s.incident);
-    assert_eq!(after.len(), 40);
+    assert_eq!(after.len(), 41);
     assert!(!after.iter().any(|b| b.0 == "src/server.py" && b.1 == 20));
+    assert!(after.iter().any(|b| b.0 == "src/lease.py" && b.1 == 22));
     ann.shutdown().await.unwrap();
     bob.shutdown().await.unwrap();
 }

@@ -15,7 +15,7 @@
 use super::labeling::{ACCEPT_PREDICTION, ADD_LABEL, EDIT_LABEL_NOTE, REMOVE_LABEL};
 use super::my_diagnosis::{ADD_TO_DIAGNOSIS, REMOVE_FROM_DIAGNOSIS};
 use super::session::Session;
-use super::targets::text_of;
+use super::targets::{is_code, text_of};
 use serde_json::{json, Value};
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Range,
@@ -66,6 +66,7 @@ pub fn code_actions(session: &Session, p: &CodeActionParams) -> Vec<CodeActionOr
             .workspace
             .as_ref()
             .and_then(|ws| ws.rel_path_of_uri(p.text_document.uri.as_str()))
+            .filter(|rel| is_code(rel))
         else {
             return Vec::new();
         };

@@ -7,7 +7,7 @@
 
 use super::commands::{failed, no_workspace, parse_args, resolve_attempt, AttemptArgs, Outcome};
 use super::session::{refresh_code_lenses, Session, State};
-use super::targets::{check_lines, resolve_rel, text_of};
+use super::targets::{check_lines, check_target, resolve_rel, text_of};
 use super::view::LabelSet;
 use crate::annotate::{Applied, LabelEditor, LabelKey};
 use crate::util::paths::normalize_rel;
@@ -116,6 +116,7 @@ pub fn add(session: &Arc<Session>, arg: Value) -> Outcome {
         let st = session.lock();
         let e = editing(&st, ADD_LABEL)?;
         let rel = resolve_rel(&st, ADD_LABEL, a.uri.as_deref(), a.path.as_deref())?;
+        check_target(&st, ADD_LABEL, &rel, a.end_line)?;
         let text = if a.snap { text_of(&st, &rel) } else { None };
         Ok((a, e, rel, text))
     })();

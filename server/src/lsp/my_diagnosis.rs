@@ -7,7 +7,7 @@
 use super::attempts::{Attempt, AttemptKey};
 use super::commands::{failed, no_workspace, parse_args, Outcome};
 use super::session::{refresh_code_lenses, Session, State};
-use super::targets::{check_lines, resolve_rel, text_of};
+use super::targets::{check_lines, check_target, resolve_rel, text_of};
 use crate::annotate::HumanDiagnosis;
 use crate::attempt::DiagnosisBlock;
 use serde::Deserialize;
@@ -84,6 +84,7 @@ pub fn add(session: &Arc<Session>, arg: Value) -> Outcome {
         check_lines(ADD_TO_DIAGNOSIS, a.start_line, a.end_line)?;
         let st = session.lock();
         let rel = resolve_rel(&st, ADD_TO_DIAGNOSIS, a.uri.as_deref(), a.path.as_deref())?;
+        check_target(&st, ADD_TO_DIAGNOSIS, &rel, a.end_line)?;
         let human = writable(&st, ADD_TO_DIAGNOSIS)?;
         let text = if a.snap { text_of(&st, &rel) } else { None };
         Ok((a, rel, human, text))

@@ -6,6 +6,7 @@
 use super::commands::failed;
 use super::session::State;
 use crate::code::{parse_file, FileModel};
+use crate::incident::prepare::META_DIR;
 use crate::util::paths::{normalize_rel, unsafe_rel_path_reason};
 use std::collections::HashMap;
 use std::path::Path;
@@ -49,6 +50,33 @@ pub fn check_lines(command: &str, start: u32, end: u32) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Checks that lines `..=end` of `rel` can be named as a cause: a file of the repository
+/// (not the report or evidence under `.distdebug/`) that exists and has that many lines.
+pub fn check_target(st: &State, command: &str, rel: &str, end: u32) -> Result<()> {
+    if rel == META_DIR || rel.starts_with(&format!("{META_DIR}/")) {
+        return Err(Error::invalid_params(format!(
+            "{command}: {rel} is the incident's report or evidence, not code of the repository"
+        )));
+    }
+    let Some((text, _, _)) = text_of(st, rel) else {
+        return Err(failed(format!(
+            "{command}: there is no file {rel} in the incident workspace"
+        )));
+    };
+    let lines = crate::util::text::line_count(text.as_bytes());
+    if end > lines {
+        return Err(Error::invalid_params(format!(
+            "{command}: {rel} has {lines} lines; line {end} is past its end"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `rel` is code of the repository (not under `.distdebug/`).
+pub fn is_code(rel: &str) -> bool {
+    rel != META_DIR && !rel.starts_with(&format!("{META_DIR}/"))
 }
 
 /// The text of a workspace file with the version the editor has (open documents), else as
