@@ -5,6 +5,7 @@
 //! front ends over these.
 
 pub mod agreement;
+pub mod bench;
 pub mod compare;
 pub mod compare_dirs;
 pub mod human;

@@ -17,6 +17,22 @@ pub enum BenchCommand {
     /// The language server under load (default 5,000 predicted blocks across 500 files, a ~37 MB
     /// workspace): publishing time, code lens and hover latency, memory
     Lsp(BenchLspArgs),
+    /// Labeling: label changes (lock, merge, atomic write) with one and two writers on a large
+    /// labels.json, snapping in a large file, agreement over many labels
+    Annotate(BenchAnnotateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchAnnotateArgs {
+    /// Blocks already in labels.json
+    #[arg(long, default_value_t = 1000)]
+    pub existing: usize,
+    /// Label changes timed (per writer in the two-writer run)
+    #[arg(long, default_value_t = 200)]
+    pub writes: usize,
+    /// Lines of the generated source file snapped in
+    #[arg(long, default_value_t = 20_000)]
+    pub source_lines: usize,
 }
 
 #[derive(Debug, Args)]
@@ -67,7 +83,44 @@ pub fn run(c: BenchCommand) -> CliResult {
         BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
         BenchCommand::Score(a) => bench_score(a),
         BenchCommand::Lsp(a) => bench_lsp(a),
+        BenchCommand::Annotate(a) => bench_annotate(a),
     }
+}
+
+fn bench_annotate(a: BenchAnnotateArgs) -> CliResult {
+    if a.writes == 0 || a.source_lines < 10 {
+        return Err(CliError::usage(
+            "--writes must be at least 1 and --source-lines at least 10",
+        ));
+    }
+    let dir = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let spec = crate::annotate::bench::AnnotateBenchSpec {
+        existing: a.existing,
+        writes: a.writes,
+        source_lines: a.source_lines,
+    };
+    let r = crate::annotate::bench::run(dir.path(), &spec)?;
+    println!(
+        "labels.json with {} blocks ({} bytes): one writer, per change p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        r.existing_blocks, r.labels_json_bytes, r.one_writer.p50_ms, r.one_writer.p99_ms, r.one_writer.max_ms
+    );
+    println!(
+        "two writers, {} changes each: {:.2} s, {:.0} changes/s, {} lost",
+        a.writes, r.two_writers_seconds, r.two_writers_changes_per_second, r.two_writers_lost
+    );
+    println!(
+        "snap in a {}-line file: parse + snap p50 {:.2} ms, p99 {:.2} ms; on the parsed model p50 {:.4} ms",
+        r.source_lines, r.snap_cold.p50_ms, r.snap_cold.p99_ms, r.snap_warm.p50_ms
+    );
+    println!(
+        "agreement over {} labels: {:.2} ms",
+        r.agreement_labels, r.agreement_ms
+    );
+    let json = serde_json::to_string(&r)
+        .map_err(|e| CliError::bad_input(format!("cannot serialise the figures: {e}")))?;
+    println!("{json}");
+    Ok(())
 }
 
 fn bench_lsp(a: BenchLspArgs) -> CliResult {

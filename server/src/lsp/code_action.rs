@@ -17,6 +17,7 @@ use super::my_diagnosis::{ADD_TO_DIAGNOSIS, REMOVE_FROM_DIAGNOSIS};
 use super::session::Session;
 use super::targets::{is_code, text_of};
 use serde_json::{json, Value};
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Range,
 };
@@ -57,10 +58,13 @@ struct Place {
     literals: bool,
 }
 
-pub fn code_actions(session: &Session, p: &CodeActionParams) -> Vec<CodeActionOrCommand> {
+pub async fn code_actions(
+    session: &Arc<Session>,
+    p: &CodeActionParams,
+) -> Vec<CodeActionOrCommand> {
     let (start, end) = lines_of(&p.range);
     let overlaps = |s: u32, e: u32| s <= end && start <= e;
-    let place = {
+    let mut place = {
         let st = session.lock();
         let Some(rel) = st
             .workspace
@@ -131,12 +135,20 @@ pub fn code_actions(session: &Session, p: &CodeActionParams) -> Vec<CodeActionOr
             literals: st.caps.code_action_literals,
         }
     };
-    // Parsing (or the cached model) happens outside the session lock.
-    let (ss, se) = match &place.text {
-        Some((t, version, uri)) => session
-            .models
-            .model(&place.rel, t, uri.as_deref(), *version)
-            .snap(start, end),
+    // Parsing a large file takes a while: on the blocking pool, not on the protocol thread
+    // (a model cached for this version of the document comes back at once).
+    let (ss, se) = match place.text.take() {
+        Some((t, version, uri)) => {
+            let s = session.clone();
+            let rel = place.rel.clone();
+            tokio::task::spawn_blocking(move || {
+                s.models
+                    .model(&rel, &t, uri.as_deref(), version)
+                    .snap(start, end)
+            })
+            .await
+            .unwrap_or((start, end))
+        }
         None => (start, end),
     };
     let wanted = |kind: &str| match &p.context.only {

@@ -193,7 +193,9 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
-        Ok(Some(code_action::code_actions(&self.session, &params)))
+        Ok(Some(
+            code_action::code_actions(&self.session, &params).await,
+        ))
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
