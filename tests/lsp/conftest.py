@@ -4,6 +4,7 @@ initializes with the capabilities recorded from real editors."""
 import asyncio
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -21,14 +22,17 @@ INCIDENT = REPO / "tests" / "fixtures" / "incidents" / "tiny-lease"
 CLIENTS = ["visual-studio-code", "neovim@v0.11.0"]
 
 
-def prepare(tmp: pathlib.Path) -> pathlib.Path:
+def prepare(tmp: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """A copy of the fixture incident (labeling writes its labels.json) and its workspace."""
+    incident = tmp / "incidents" / "tiny-lease"
+    shutil.copytree(INCIDENT, incident)
     ws = tmp / "ws"
     subprocess.run(
-        [BIN, "prepare", str(INCIDENT), "--out", str(ws), "--offline"],
+        [BIN, "prepare", str(incident), "--out", str(ws), "--offline"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    return ws
+    return incident, ws
 
 
 @pytest_lsp.fixture(
@@ -37,13 +41,15 @@ def prepare(tmp: pathlib.Path) -> pathlib.Path:
 )
 async def client(lsp_client: LanguageClient, request):
     tmp = request.getfixturevalue("tmp_path")
-    ws = prepare(tmp)
+    incident, ws = prepare(tmp)
+    lsp_client.incident = incident
     lsp_client.workspace_root = ws
     lsp_client.results_root = tmp / "results"
     lsp_client.client_name = request.param
     lsp_client.code_lens_refreshes = 0
     lsp_client.code_lens_refreshed = asyncio.Event()
     lsp_client.steps = []
+    lsp_client.registrations = []
 
     @lsp_client.feature("distdebug/trajectoryStep")
     def trajectory_step(ls: LanguageClient, params):
@@ -57,12 +63,22 @@ async def client(lsp_client: LanguageClient, request):
         ls.code_lens_refreshed.set()
         return None
 
+    # VS Code lets the server watch files (labels.json) through dynamic registration.
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(ls: LanguageClient, params):
+        ls.registrations.extend(params.registrations)
+        return None
+
+    @lsp_client.feature(types.CLIENT_UNREGISTER_CAPABILITY)
+    def unregister(ls: LanguageClient, params):
+        return None
+
     params = types.InitializeParams(
         capabilities=client_capabilities(request.param),
         root_uri=ws.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
         initialization_options={
-            "incident": str(INCIDENT),
+            "incident": str(incident),
             "annotator": "e2e",
             "results": str(tmp / "results"),
         },
