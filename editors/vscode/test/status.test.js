@@ -1,0 +1,58 @@
+// The status bar's text for each state of a run, and the settings sent to the server.
+
+"use strict";
+const { test } = require("node:test");
+const assert = require("node:assert/strict");
+const { load } = require("./harness");
+const { describe, scoresFrom, percent } = load("status.js");
+const { serverSettings, serverEnv } = load("settings.js");
+
+test("a running attempt shows its place in the run and its step", () => {
+  const status = {
+    incident: "tiny-lease",
+    attempts: [
+      { config: "baseline", attempt: 1, state: "finished", run: "r1", steps: 9 },
+      { config: "baseline", attempt: 2, state: "running", run: "r1", steps: 3 },
+      { config: "baseline", attempt: 3, state: "queued", run: "r1", steps: 0 },
+    ],
+  };
+  const live = new Map([["baseline#2", 14]]);
+  const view = describe(status, [], live);
+  assert.equal(view.text, "distdebug: attempt 2/3, step 14");
+  assert.equal(view.busy, true);
+  assert.equal(describe(status, [], new Map()).text, "distdebug: attempt 2/3, step 3");
+});
+
+test("a finished current attempt shows its blocks, then its score once known", () => {
+  const status = { incident: "tiny-lease", attempts: [{ config: "baseline", attempt: 1, agent: "baseline", state: "finished", exit: "submitted", blocks: 2, current: true }] };
+  assert.equal(describe(status, [], new Map()).text, "distdebug: baseline #1, 2 blocks (submitted)");
+  const scores = scoresFrom([{ attempt: 1, block_coverage: 0.5, block_precision: 1 / 3, file_coverage: 1 }]);
+  const view = describe(status, scores, new Map());
+  assert.equal(view.text, "distdebug: baseline #1 coverage 50.0%, precision 33.3%");
+  assert.match(view.tooltip, /file coverage 100\.0%/);
+  assert.equal(describe({ incident: "tiny-lease", attempts: [] }, [], new Map()).text, "distdebug: tiny-lease");
+  assert.equal(describe(undefined, [], new Map()).text, "distdebug");
+});
+
+test("scores are read from a list, a {scores} object or one object; percent has one decimal", () => {
+  assert.equal(scoresFrom({ scores: [{ block_coverage: 1 }] }).length, 1);
+  assert.equal(scoresFrom({ block_coverage: 0 }).length, 1);
+  assert.equal(scoresFrom(null).length, 0);
+  assert.equal(scoresFrom([{ nothing: 1 }]).length, 0);
+  assert.equal(percent(0.6666), "66.7%");
+});
+
+test("settings: server keys resolved against the folder, client keys and the key kept out", () => {
+  const cfg = (values) => ({ get: (k) => values[k] });
+  const s = serverSettings(cfg({ incident: "inc/tiny", results: "${workspaceFolder}/res", severity: "warning", offline: false, path: "/x", "model.name": "m" }), "/ws");
+  assert.deepEqual(
+    { incident: s.incident, results: s.results, severity: s.severity, offline: s.offline },
+    { incident: "/ws/inc/tiny", results: "/ws/res", severity: "warning", offline: false },
+  );
+  assert.ok(!("path" in s) && !("model.name" in s), "client-only settings stay in the client");
+  const env = serverEnv(cfg({ "model.endpoint": "http://127.0.0.1:8080/v1", "model.name": "qwen" }), { PATH: "/bin" }, "sk-test");
+  assert.equal(env.OPENAI_BASE_URL, "http://127.0.0.1:8080/v1");
+  assert.equal(env.DISTDEBUG_MODEL, "qwen");
+  assert.equal(env.OPENAI_API_KEY, "sk-test");
+  assert.equal(serverEnv(cfg({}), { OPENAI_API_KEY: "from-env" }, undefined).OPENAI_API_KEY, "from-env");
+});
