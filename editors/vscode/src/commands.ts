@@ -41,6 +41,7 @@ export function registerCommands(host: CommandHost): vscode.Disposable[] {
     cancel: () => execute(host, "distdebug.cancel", []),
     score: () => score(host),
     showAttempt: () => showAttempt(host),
+    clearAttempt: () => execute(host, "distdebug.clearAttempt", []),
     compare: () => compare(host),
     agreement: () => agreement(host),
     openReport: () => openReport(host),
@@ -145,7 +146,7 @@ async function openIncident(host: CommandHost): Promise<unknown> {
     }
     incident = folder[0].fsPath;
   }
-  const result = await execute(host, "distdebug.openIncident", [incident]);
+  const result = await execute(host, "distdebug.openIncident", [{ incident }]);
   const workspace = workspaceOf(result);
   if (workspace && !vscode.workspace.workspaceFolders?.some((f) => f.uri.fsPath === workspace)) {
     const open = await vscode.window.showInformationMessage(`distdebug: ${incident} is prepared at ${workspace}`, "Open Folder");
@@ -234,23 +235,43 @@ async function score(host: CommandHost): Promise<unknown> {
   return result;
 }
 
+const OTHER_ATTEMPT = "$(edit) Another attempt on disk…";
+
+/** "config#k" (or "k") typed by the user, as the server's attempt reference. */
+export function parseAttemptRef(text: string): { config?: string; attempt: number } | undefined {
+  const m = /^\s*(?:([^#\s]+)\s*#\s*)?(\d+)\s*$/.exec(text);
+  if (!m) {
+    return undefined;
+  }
+  return m[1] ? { config: m[1], attempt: Number(m[2]) } : { attempt: Number(m[2]) };
+}
+
+/** An attempt from the server's list, or one typed as config#k (attempts left on disk by others). */
 async function pickAttempt(host: CommandHost, title: string, exclude?: AttemptStatus): Promise<AttemptStatus | undefined> {
   const status = await host.status();
   const attempts = (status?.attempts ?? []).filter((a) => a !== exclude);
-  if (attempts.length === 0) {
-    void vscode.window.showInformationMessage("distdebug: no attempts yet; run an agent first");
-    return undefined;
-  }
-  const pick = await vscode.window.showQuickPick(
-    attempts.map((a) => ({
+  const items = [
+    ...attempts.map((a) => ({
       label: `${a.config ?? a.agent ?? "?"} #${a.attempt ?? "?"}`,
       description: [a.agent, a.model, a.state, a.exit].filter(Boolean).join(" · "),
       detail: `${a.blocks ?? 0} blocks${a.scored ? ", scored" : ""}${a.current ? " (current)" : ""}`,
-      attempt: a,
+      attempt: a as AttemptStatus | undefined,
     })),
-    { title },
-  );
-  return pick?.attempt;
+    { label: OTHER_ATTEMPT, description: "config#k, e.g. baseline#2", detail: undefined, attempt: undefined },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title });
+  if (!pick) {
+    return undefined;
+  }
+  if (pick.attempt) {
+    return pick.attempt;
+  }
+  const typed = await vscode.window.showInputBox({
+    title,
+    prompt: "The attempt as config#k (the folder results/<config>/<incident>/attempt-<k>)",
+    validateInput: (v) => (parseAttemptRef(v) ? undefined : "config#k, e.g. baseline#2, or just k"),
+  });
+  return typed === undefined ? undefined : parseAttemptRef(typed);
 }
 
 function attemptRef(a: AttemptStatus): { config?: string; attempt?: number } {
@@ -273,7 +294,7 @@ async function compare(host: CommandHost): Promise<unknown> {
 
 async function agreement(host: CommandHost): Promise<unknown> {
   const client = needClient(host);
-  const result = await client.sendRequest("distdebug/agreement", {});
+  const result = await client.sendRequest("distdebug/agreement");
   host.output.appendLine(`agreement: ${JSON.stringify(result, null, 2)}`);
   host.output.show(true);
   return result;

@@ -156,7 +156,8 @@ class Extension implements CommandHost {
       return undefined;
     }
     try {
-      this.lastStatus = await c.sendRequest<ServerStatus>("distdebug/status", {});
+      // The request takes no params (an empty object is refused).
+      this.lastStatus = await c.sendRequest<ServerStatus>("distdebug/status");
     } catch (e) {
       this.output.appendLine(`distdebug/status failed: ${e instanceof Error ? e.message : String(e)}`);
     }

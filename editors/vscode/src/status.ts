@@ -19,7 +19,8 @@ export interface AttemptStatus {
 }
 
 export interface ServerStatus {
-  incident?: string | null;
+  /** The open incident: `{id, system, language, workspace, results}` (a bare id is accepted too). */
+  incident?: { id?: string } | string | null;
   attempts?: AttemptStatus[];
 }
 
@@ -66,7 +67,7 @@ export function describe(
   }
   const current = attempts.find((a) => a.current);
   if (!current) {
-    const incident = status?.incident;
+    const incident = typeof status?.incident === "string" ? status.incident : status?.incident?.id;
     return {
       text: incident ? `distdebug: ${incident}` : "distdebug",
       tooltip: incident ? `incident ${incident}: no attempt yet; click to run an agent` : "distdebug: no incident workspace open",

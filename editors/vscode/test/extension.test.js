@@ -1,9 +1,10 @@
 // End to end through the real language client: the compiled extension is activated against the
 // fake `vscode` module, finds the real `distdebug` binary ($DISTDEBUG_BIN), and the real
 // LanguageClient spawns `distdebug lsp` on a prepared workspace of the tiny-lease fixture. The
-// steps run in order and each one asserts: commands registered, the offline agent run from the
-// palette, diagnostics and decorations on the diagnosed lines, code lenses, labeling through a
-// code action, scoring.
+// steps run in order and each one asserts: commands registered, labels shown, the offline agent
+// run from the palette with its predictions on exactly the lines of its diagnosis.json, an
+// attempt with known blocks (as an external agent leaves it on disk) shown from the palette with
+// decorations and code lenses, labeling through a code action, scoring, clearing.
 
 "use strict";
 const { test, before, after } = require("node:test");
@@ -50,6 +51,33 @@ function attemptDirs() {
   return out.sort();
 }
 
+/** An attempt as an external agent leaves it: diagnosis.json and trajectory.json. */
+function writeAttempt(config, k, blocks) {
+  const dir = path.join(results, config, "tiny-lease", `attempt-${k}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "diagnosis.json"), JSON.stringify({ incident: "tiny-lease", summary: "fixture", blocks }));
+  fs.writeFileSync(
+    path.join(dir, "trajectory.json"),
+    JSON.stringify({
+      incident: "tiny-lease", attempt: k, agent: config, model: null, started_at: "", finished_at: "", exit: "submitted",
+      usage: { prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 },
+      steps: [{ index: 0, kind: "submit", text: `${blocks.length} blocks` }],
+    }),
+  );
+}
+
+/** "file:start-end" of every distdebug diagnostic with `code` in the files, sorted. */
+function shown(files, code) {
+  return files
+    .flatMap((f) => distdebugDiagnostics(f).filter((d) => codeOf(d) === code).map((d) => `${f}:${d.range.start.line + 1}-${lastLine(d.range)}`))
+    .sort();
+}
+
+/** The last line (1-based) a range covers: an end at column 0 covers only the lines before it. */
+function lastLine(range) {
+  return range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+}
+
 function labels() {
   return JSON.parse(fs.readFileSync(path.join(incident, "labels.json"), "utf8")).blocks;
 }
@@ -91,102 +119,100 @@ test("activates, starts `distdebug lsp` and registers every command", async () =
   for (const c of pkg.contributes.commands) {
     assert.ok(fake.commands.has(c.command), `palette command ${c.command} is registered`);
   }
-  const serverCommands = client.initializeResult.capabilities.executeCommandProvider?.commands ?? [];
-  for (const c of ["distdebug.runAgent", "distdebug.score", "distdebug.cancel"]) {
+  const caps = client.initializeResult.capabilities;
+  const serverCommands = caps.executeCommandProvider?.commands ?? [];
+  for (const c of ["distdebug.openIncident", "distdebug.runAgent", "distdebug.cancel", "distdebug.showAttempt", "distdebug.score"]) {
     assert.ok(serverCommands.includes(c), `the server offers ${c} (it offers ${serverCommands.join(", ")})`);
     assert.ok(fake.commands.has(c), `the client registered the server command ${c} for lenses and actions`);
   }
   assert.ok(fake.providers.some((p) => p.kind === "CodeLensProvider"), "a code lens provider is registered");
-  assert.ok(fake.providers.some((p) => p.kind === "CodeActionsProvider"), "a code action provider is registered");
-  assert.match(api.statusBar.text, /distdebug/);
+  assert.ok(fake.providers.some((p) => p.kind === "HoverProvider"), "a hover provider is registered");
+  if (caps.codeActionProvider) {
+    assert.ok(fake.providers.some((p) => p.kind === "CodeActionsProvider"), "a code action provider is registered");
+  }
   assert.ok(api.statusBar.visible, "the status bar item is shown");
+  await waitFor("the incident in the status bar", () => api.statusBar.text === "distdebug: tiny-lease");
 });
 
-test("runs the offline agent from the palette; predictions arrive as diagnostics on the diagnosed lines", async () => {
+test("labels of the configured incident show as `label` diagnostics", async () => {
   leaseDoc = await vscode.workspace.openTextDocument(vscode.Uri.file(path.join(workspace, "src", "lease.py")));
   editor = await vscode.window.showTextDocument(leaseDoc);
+  const want = labels().map((b) => `${b.path}:${b.start_line}-${b.end_line}`).sort();
+  await waitFor(`label diagnostics ${want.join(", ")}`, () => JSON.stringify(shown(["src/lease.py"], "label")) === JSON.stringify(want));
+});
+
+test("runs the offline agent from the palette; its predictions are diagnostics on exactly its lines", async () => {
   fake.quickPickAnswers.push("baseline");
   fake.inputBoxAnswers.push("1");
-  await vscode.commands.executeCommand("distdebug.ui.runAgent");
+  const started = await vscode.commands.executeCommand("distdebug.ui.runAgent");
   assert.equal(fake.lastQuickPick.picked.label, "baseline");
-
-  const finished = await waitFor("the server to report a finished current attempt", async () => {
+  assert.ok(started && started.run, `runAgent answered with its run: ${JSON.stringify(started)}`);
+  const finished = await waitFor("the server to report the attempt finished", async () => {
     const status = await api.status();
     const current = (status?.attempts ?? []).find((a) => a.current);
     return current && !["queued", "running"].includes(current.state) && current;
-  });
+  }, 60000);
   assert.equal(finished.exit, "submitted", `the attempt ended by submitting (${JSON.stringify(finished)})`);
-  const diagnosis = await waitFor("the attempt's diagnosis.json", () => {
-    const dirs = attemptDirs();
-    const file = dirs.length > 0 && path.join(dirs[dirs.length - 1], "diagnosis.json");
-    return file && fs.existsSync(file) && JSON.parse(fs.readFileSync(file, "utf8"));
-  });
-  assert.ok(diagnosis.blocks.length > 0, "the offline agent predicted at least one block on tiny-lease");
-  const expected = diagnosis.blocks.map((b) => `${b.path}:${b.start_line}-${b.end_line}`).sort();
-  const files = [...new Set(diagnosis.blocks.map((b) => b.path))];
-  const got = await waitFor("a predicted diagnostic for every predicted block", () => {
-    const seen = files.flatMap((f) =>
-      distdebugDiagnostics(f)
-        .filter((d) => codeOf(d) === "predicted")
-        .map((d) => `${f}:${d.range.start.line + 1}-${d.range.end.line + 1}`),
-    );
-    return seen.length >= expected.length && seen.sort();
-  });
-  // A block ending at column 0 of the next line would show one line more: compare start lines
-  // exactly and let the end be the block's last line or the start of the following one.
-  for (const want of expected) {
-    const [file, lines] = want.split(":");
-    const [start, end] = lines.split("-").map(Number);
-    assert.ok(
-      got.some((g) => {
-        const [gf, gl] = g.split(":");
-        const [gs, ge] = gl.split("-").map(Number);
-        return gf === file && gs === start && (ge === end || ge === end + 1);
-      }),
-      `predicted block ${want} is a diagnostic (got ${got.join(", ")})`,
-    );
-  }
-  const predicted = distdebugDiagnostics("src/lease.py").filter((d) => codeOf(d) === "predicted");
-  if (predicted.length > 0) {
-    // Decorations follow the diagnostics of the visible editor.
-    const predictedType = fake.decorationTypes[0];
-    const painted = await waitFor("predicted decorations on lease.py", () => {
-      const ranges = fake.decorations.get(`${leaseDoc.uri.toString()}|${predictedType.key}`);
-      return ranges && ranges.length === predicted.length && ranges;
-    });
-    assert.equal(painted[0].range.start.line, predicted[0].range.start.line);
+  const dirs = attemptDirs();
+  assert.equal(dirs.length, 1, "one attempt folder");
+  const diagnosis = JSON.parse(fs.readFileSync(path.join(dirs[0], "diagnosis.json"), "utf8"));
+  const want = diagnosis.blocks.map((b) => `${b.path}:${b.start_line}-${b.end_line}`).sort();
+  const files = [...new Set(["src/lease.py", "src/server.py", ...diagnosis.blocks.map((b) => b.path)])];
+  await waitFor(`predicted diagnostics exactly on ${want.join(", ") || "no line"}`, () => JSON.stringify(shown(files, "predicted")) === JSON.stringify(want));
+  assert.equal(finished.blocks, diagnosis.blocks.length, "status counts the diagnosis's blocks");
+  assert.match(fake.output.get("distdebug trajectory"), /baseline #1 step 0/, "the live trajectory log got the steps");
+  if (diagnosis.blocks.length === 0) {
+    // Not a failure of the editor: the offline agent found nothing in this fixture.
+    console.log("# note: the offline agent predicted no block on tiny-lease");
   }
 });
 
-test("code lenses sit above each predicted block", async () => {
-  const file = attemptDirs().length > 0 && JSON.parse(fs.readFileSync(path.join(attemptDirs().at(-1), "diagnosis.json"), "utf8"));
-  const inLease = file.blocks.filter((b) => b.path === "src/lease.py");
+test("an attempt shown from the palette: predicted diagnostics, decorations and code lenses", async () => {
+  writeAttempt("ext", 1, [
+    { path: "src/lease.py", start_line: 15, end_line: 15, rationale: "ttl in seconds times 1000", confidence: 0.8 },
+    { path: "src/server.py", start_line: 1, end_line: 2, rationale: "imports" },
+  ]);
+  // Written on disk after the server started, so typed as config#k rather than picked.
+  fake.quickPickAnswers.push("$(edit) Another attempt on disk…");
+  fake.inputBoxAnswers.push("ext#1");
+  const answer = await vscode.commands.executeCommand("distdebug.ui.showAttempt");
+  assert.equal(answer && answer.blocks, 2, `showAttempt answered the attempt: ${JSON.stringify(answer)}`);
+  await waitFor("ext #1's predictions", () =>
+    JSON.stringify(shown(["src/lease.py", "src/server.py"], "predicted")) === JSON.stringify(["src/lease.py:15-15", "src/server.py:1-2"]),
+  );
+  const d = distdebugDiagnostics("src/lease.py").find((x) => codeOf(x) === "predicted");
+  assert.equal(d.message, "ttl in seconds times 1000", "the rationale is the message");
+  // Decorations follow the diagnostics of the visible editor: one kind each.
+  const [predictedType, labelType] = fake.decorationTypes;
+  const painted = await waitFor("predicted decorations on lease.py", () => {
+    const ranges = fake.decorations.get(`${leaseDoc.uri.toString()}|${predictedType.key}`);
+    return ranges && ranges.length === 1 && ranges;
+  });
+  assert.equal(painted[0].range.start.line, 14);
+  assert.equal((fake.decorations.get(`${leaseDoc.uri.toString()}|${labelType.key}`) ?? []).length, labels().length, "labels are decorated apart");
   const provider = fake.providers.find((p) => p.kind === "CodeLensProvider").provider;
   const source = new vscode.CancellationTokenSource();
   const lenses = await provider.provideCodeLenses(leaseDoc, source.token);
-  assert.ok(Array.isArray(lenses), "the code lens request answered");
-  for (const b of inLease) {
-    const lens = lenses.find((l) => l.range.start.line === b.start_line - 1);
-    assert.ok(lens, `a lens on line ${b.start_line} (lenses on lines ${lenses.map((l) => l.range.start.line + 1).join(", ")})`);
-    const resolved = lens.command ? lens : await provider.resolveCodeLens(lens, source.token);
-    assert.match(resolved.command.title, /baseline/, "the lens names the agent");
-  }
+  const lens = lenses.find((l) => l.range.start.line === 14);
+  assert.ok(lens, `a lens above line 15 (lenses on lines ${lenses.map((l) => l.range.start.line + 1).join(", ")})`);
+  const resolved = lens.command ? lens : await provider.resolveCodeLens(lens, source.token);
+  assert.match(resolved.command.title, /ext #1/, "the lens names the agent and attempt");
+  assert.match(resolved.command.title, /ttl in seconds times 1000/, "the lens shows the rationale");
+  const hover = fake.providers.find((p) => p.kind === "HoverProvider").provider;
+  const h = await hover.provideHover(leaseDoc, new vscode.Position(14, 4), source.token);
+  assert.match(h.contents.map((c) => c.value ?? String(c)).join("\n"), /ttl in seconds times 1000/);
+  await waitFor("the status bar to name the current attempt", () => api.statusBar.text.startsWith("distdebug: ext #1"));
 });
 
 test("labels a selection through the server's code action; labels.json changes", async (t) => {
-  const before = labels();
-  editor.selection = new vscode.Selection(19, 0, 23, 0); // `def expired` (lines 20-24)
-  const client = api.client();
-  const offered = await client.sendRequest("textDocument/codeAction", {
-    textDocument: { uri: leaseDoc.uri.toString() },
-    range: { start: { line: 19, character: 0 }, end: { line: 23, character: 0 } },
-    context: { diagnostics: [] },
-  });
-  if (!(offered ?? []).some((a) => /label/i.test(a.title))) {
+  const caps = api.client().initializeResult.capabilities;
+  if (!caps.codeActionProvider) {
     // Issue 8 (labeling code actions) has not landed in the server yet.
-    t.skip("the server offers no labeling code action yet (issue 8)");
+    t.skip("the server offers no code actions yet (issue 8)");
     return;
   }
+  const before = labels();
+  editor.selection = new vscode.Selection(19, 0, 23, 0); // `def expired` (lines 20-24)
   fake.quickPickAnswers.push((items) => items.find((i) => /label as causal block/i.test(i.label) && !/exact/i.test(i.label)) ?? items[0]);
   await vscode.commands.executeCommand("distdebug.ui.labelSelection");
   const after = await waitFor("labels.json to gain a block", () => {
@@ -203,37 +229,31 @@ test("labels a selection through the server's code action; labels.json changes",
   );
 });
 
-test("scores from the palette: hit / false-positive / missed and the score in the status bar", async () => {
+test("scores from the palette: hit, false-positive, missed and the score in the status bar", async () => {
   fake.quickPickAnswers.push("Current attempt");
   const result = await vscode.commands.executeCommand("distdebug.ui.score");
-  assert.ok(result, "the score command answered");
-  const labelBlocks = labels();
-  const dirs = attemptDirs();
-  const scoresFile = path.join(dirs.at(-1), "diagnosis_scores.json");
-  const scores = await waitFor("diagnosis_scores.json", () => fs.existsSync(scoresFile) && JSON.parse(fs.readFileSync(scoresFile, "utf8")));
-  const files = [...new Set([...scores.blocks, ...scores.labels].map((b) => b.path))];
-  await waitFor("scored diagnostics", () =>
-    files.every((f) => !distdebugDiagnostics(f).some((d) => codeOf(d) === "predicted")) && files.some((f) => distdebugDiagnostics(f).length > 0),
-  );
-  for (const b of scores.blocks) {
-    const want = b.hit ? "hit" : "false-positive";
-    assert.ok(
-      distdebugDiagnostics(b.path).some((d) => codeOf(d) === want && d.range.start.line === b.start_line - 1),
-      `block ${b.path}:${b.start_line} is shown as ${want}`,
-    );
-  }
-  for (const l of scores.labels.filter((l) => !l.reached)) {
-    assert.ok(
-      distdebugDiagnostics(l.path).some((d) => codeOf(d) === "missed" && d.range.start.line === l.start_line - 1),
-      `unreached label ${l.path}:${l.start_line} is shown as missed`,
-    );
-  }
-  assert.equal(scores.labels.length, labelBlocks.length, "every label was scored");
-  const falsePositive = files.flatMap((f) => distdebugDiagnostics(f)).find((d) => codeOf(d) === "false-positive");
-  if (falsePositive) {
-    assert.ok(falsePositive.tags.includes(vscode.DiagnosticTag.Unnecessary), "false positives are faded");
-  }
+  assert.ok(Array.isArray(result) && result.length === 1, `the score command answered one attempt's scores: ${JSON.stringify(result)}`);
+  const scores = result[0];
+  const file = path.join(results, "ext", "tiny-lease", "attempt-1", "diagnosis_scores.json");
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, "utf8")).blocks, scores.blocks, "diagnosis_scores.json holds what the command answered");
+  await waitFor("hit on lease.py:15", () => shown(["src/lease.py"], "hit").includes("src/lease.py:15-15"));
+  await waitFor("false-positive on server.py:1", () => shown(["src/server.py"], "false-positive").includes("src/server.py:1-2"));
+  const unreached = scores.labels.filter((l) => !l.reached).map((l) => `${l.path}:${l.start_line}-${l.end_line}`).sort();
+  await waitFor(`missed on ${unreached.join(", ") || "no label"}`, () => JSON.stringify(shown(["src/lease.py", "src/server.py"], "missed")) === JSON.stringify(unreached));
+  assert.equal(scores.labels.length, labels().length, "every label was scored");
+  const falsePositive = distdebugDiagnostics("src/server.py").find((d) => codeOf(d) === "false-positive");
+  assert.ok(falsePositive.tags.includes(vscode.DiagnosticTag.Unnecessary), "false positives are faded");
   const pct = (x) => `${(x * 100).toFixed(1)}%`;
   await waitFor("the score in the status bar", () => api.statusBar.text.includes(`coverage ${pct(scores.block_coverage)}`));
-  assert.match(api.statusBar.text, new RegExp(`precision ${pct(scores.block_precision).replace(".", "\\.")}`));
+  assert.ok(api.statusBar.text.includes(`precision ${pct(scores.block_precision)}`), api.statusBar.text);
+  assert.ok(fake.messages.some((m) => m.level === "info" && m.text.includes(`block coverage ${pct(scores.block_coverage)}`)), "the score is shown as a message");
+});
+
+test("clears the current attempt: predictions go, labels stay", async () => {
+  await vscode.commands.executeCommand("distdebug.ui.clearAttempt");
+  await waitFor("no prediction left", () =>
+    ["hit", "false-positive", "predicted"].every((c) => shown(["src/lease.py", "src/server.py"], c).length === 0),
+  );
+  assert.equal(shown(["src/lease.py", "src/server.py"], "label").length, labels().length, "labels stay");
+  assert.deepEqual(fake.messages.filter((m) => m.level === "error"), [], "no error was shown along the way");
 });

@@ -6,6 +6,7 @@ const assert = require("node:assert/strict");
 const { load } = require("./harness");
 const { describe, scoresFrom, percent } = load("status.js");
 const { serverSettings, serverEnv } = load("settings.js");
+const { parseAttemptRef, workspaceOf } = load("commands.js");
 
 test("a running attempt shows its place in the run and its step", () => {
   const status = {
@@ -55,4 +56,14 @@ test("settings: server keys resolved against the folder, client keys and the key
   assert.equal(env.DISTDEBUG_MODEL, "qwen");
   assert.equal(env.OPENAI_API_KEY, "sk-test");
   assert.equal(serverEnv(cfg({}), { OPENAI_API_KEY: "from-env" }, undefined).OPENAI_API_KEY, "from-env");
+});
+
+test("attempt references typed as config#k, and the workspace in openIncident's answer", () => {
+  assert.deepEqual(parseAttemptRef("baseline#2"), { config: "baseline", attempt: 2 });
+  assert.deepEqual(parseAttemptRef(" human-ann # 1 "), { config: "human-ann", attempt: 1 });
+  assert.deepEqual(parseAttemptRef("3"), { attempt: 3 });
+  assert.equal(parseAttemptRef("baseline"), undefined);
+  assert.equal(parseAttemptRef("#"), undefined);
+  assert.equal(workspaceOf({ incident: "tiny-lease", workspace: "/w/tiny-lease", report: "/w/r.md" }), "/w/tiny-lease");
+  assert.equal(workspaceOf(null), undefined);
 });
