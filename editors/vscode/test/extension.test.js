@@ -97,6 +97,9 @@ before(() => {
     "distdebug.incident": incident,
     "distdebug.results": results,
     "distdebug.annotator": "vscode-test",
+    "distdebug.incidents": path.join(REPO, "tests", "fixtures", "incidents"),
+    "distdebug.workspaces": path.join(tmp, "workspaces"),
+    "distdebug.offline": true,
   });
 });
 
@@ -250,10 +253,30 @@ test("scores from the palette: hit, false-positive, missed and the score in the 
 });
 
 test("clears the current attempt: predictions go, labels stay", async () => {
+  const seen = fake.messages.length;
   await vscode.commands.executeCommand("distdebug.ui.clearAttempt");
   await waitFor("no prediction left", () =>
     ["hit", "false-positive", "predicted"].every((c) => shown(["src/lease.py", "src/server.py"], c).length === 0),
   );
   assert.equal(shown(["src/lease.py", "src/server.py"], "label").length, labels().length, "labels stay");
-  assert.deepEqual(fake.messages.filter((m) => m.level === "error"), [], "no error was shown along the way");
+  assert.deepEqual(fake.messages.slice(seen).filter((m) => m.level === "error"), [], "no error was shown");
+});
+
+test("opens an incident from the palette: a quick pick of incidents, then its report is shown", async () => {
+  const seen = fake.messages.length;
+  fake.quickPickAnswers.push((items) => {
+    assert.ok(items.some((i) => i.label === "tiny-lease" && i.description === "TinyLease"), `tiny-lease is offered: ${JSON.stringify(items.map((i) => i.label))}`);
+    return items.find((i) => i.label === "tiny-lease");
+  });
+  const result = await vscode.commands.executeCommand("distdebug.ui.openIncident");
+  const prepared = path.join(tmp, "workspaces", "tiny-lease");
+  assert.equal(result && result.workspace, prepared, `openIncident answered the workspace: ${JSON.stringify(result)}`);
+  assert.ok(fs.existsSync(path.join(prepared, ".distdebug", "workspace.json")), "the workspace was prepared");
+  await waitFor("the report in the active editor (window/showDocument)", () => {
+    const doc = vscode.window.activeTextEditor && vscode.window.activeTextEditor.document;
+    return doc && doc.uri.fsPath === path.join(prepared, ".distdebug", "report.md");
+  });
+  const mine = fake.messages.slice(seen);
+  assert.ok(mine.some((m) => m.text.includes(`prepared at ${prepared}`)), "the user is offered to open the folder");
+  assert.deepEqual(mine.filter((m) => m.level === "error"), [], "no error was shown");
 });

@@ -34,16 +34,39 @@ local function client_or_start()
   return started
 end
 
+--- Calls `fn` once the client has finished its handshake (a client just started has not:
+--- requests sent before it are refused). Gives up after ~10 s.
+local function when_initialized(client, fn, fail, tries)
+  if client.initialized then
+    return fn()
+  end
+  tries = (tries or 0) + 1
+  if tries > 200 or (client.is_stopped and client:is_stopped()) then
+    return fail('the language server did not start (see :LspLog)')
+  end
+  vim.defer_fn(function()
+    when_initialized(client, fn, fail, tries)
+  end, 50)
+end
+
 --- Sends a request to the distdebug server; errors are shown and passed to `cb`.
 function M.request(method, params, cb)
-  local client, err = client_or_start()
-  if not client then
+  local function fail(err)
     notify(err or 'no language server', vim.log.levels.ERROR)
     if cb then
       cb(err or 'no language server')
     end
-    return
   end
+  local client, err = client_or_start()
+  if not client then
+    return fail(err)
+  end
+  when_initialized(client, function()
+    M._send(client, method, params, cb)
+  end, fail)
+end
+
+function M._send(client, method, params, cb)
   server.request(client, method, params, function(e, result)
     if e then
       notify(('%s failed: %s'):format(method, e.message or vim.inspect(e)), vim.log.levels.ERROR)
