@@ -192,6 +192,10 @@ M._handlers = {
 }
 
 M._on_attach = function(client, bufnr)
+  if config.options.highlights then
+    -- The plugin's signs tell the kinds apart; Neovim's severity signs would hide them.
+    vim.diagnostic.config({ signs = false }, vim.lsp.diagnostic.get_namespace(client.id))
+  end
   if config.options.codelens and server.supports(client, 'textDocument/codeLens') then
     vim.lsp.codelens.refresh({ bufnr = bufnr })
   end
