@@ -197,7 +197,10 @@ h.step(':DistdebugRun baseline 1: progress, then predictions on exactly the line
   h.wait('the plugin to refresh lenses when the attempt ended', function()
     return ended >= 1 and refreshes > before
   end)
-  h.ok(#dd.state.trajectory > 0, 'distdebug/trajectoryStep fed the live log')
+  -- Notifications come through the server's ordered queue, a request's answer does not: wait.
+  h.wait('distdebug/trajectoryStep to feed the live log', function()
+    return #dd.state.trajectory > 0
+  end)
   if #diagnosis.blocks == 0 then
     io.stdout:write('# note: the offline agent predicted no block on tiny-lease\n')
   end

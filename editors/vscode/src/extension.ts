@@ -3,7 +3,14 @@
 // decorations to it. Everything the user sees comes from the server; this file only connects.
 
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, ServerOptions, State, TransportKind } from "vscode-languageclient/node";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
 import { findBinary } from "./binary";
 import { API_KEY_SECRET, CommandHost, registerCommands } from "./commands";
 import { serverEnv, serverSettings } from "./settings";
@@ -106,8 +113,6 @@ class Extension implements CommandHost {
       initializationOptions: serverSettings(cfg, this.folders()[0]),
       outputChannel: this.output,
       synchronize: {
-        // The server takes the settings object wrapped as {"distdebug": {...}}.
-        configurationSection: "distdebug",
         fileEvents: vscode.workspace.createFileSystemWatcher("**/{labels.json,diagnosis.json,diagnosis_scores.json}"),
       },
       middleware: {
@@ -218,6 +223,14 @@ class Extension implements CommandHost {
     }
     if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) {
       void this.restart().catch(() => undefined);
+    } else if (e.affectsConfiguration("distdebug")) {
+      // The same resolved object as at start (paths made absolute), wrapped as the server reads it.
+      const c = this.languageClient;
+      if (c && c.isRunning()) {
+        void c.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { distdebug: serverSettings(this.settings(), this.folders()[0]) },
+        });
+      }
     }
   }
 }

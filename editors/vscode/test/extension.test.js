@@ -163,7 +163,8 @@ test("runs the offline agent from the palette; its predictions are diagnostics o
   const files = [...new Set(["src/lease.py", "src/server.py", ...diagnosis.blocks.map((b) => b.path)])];
   await waitFor(`predicted diagnostics exactly on ${want.join(", ") || "no line"}`, () => JSON.stringify(shown(files, "predicted")) === JSON.stringify(want));
   assert.equal(finished.blocks, diagnosis.blocks.length, "status counts the diagnosis's blocks");
-  assert.match(fake.output.get("distdebug trajectory"), /baseline #1 step 0/, "the live trajectory log got the steps");
+  // Notifications come through the server's ordered queue, a request's answer does not: wait.
+  await waitFor("the live trajectory log to get the steps", () => /baseline #1 step 0/.test(fake.output.get("distdebug trajectory")));
   if (diagnosis.blocks.length === 0) {
     // Not a failure of the editor: the offline agent found nothing in this fixture.
     console.log("# note: the offline agent predicted no block on tiny-lease");
@@ -205,6 +206,15 @@ test("an attempt shown from the palette: predicted diagnostics, decorations and 
   const h = await hover.provideHover(leaseDoc, new vscode.Position(14, 4), source.token);
   assert.match(h.contents.map((c) => c.value ?? String(c)).join("\n"), /ttl in seconds times 1000/);
   await waitFor("the status bar to name the current attempt", () => api.statusBar.text.startsWith("distdebug: ext #1"));
+});
+
+test("a changed setting reaches the server: predictions become warnings, then information again", async () => {
+  const severityOf = () => distdebugDiagnostics("src/lease.py").find((x) => codeOf(x) === "predicted")?.severity;
+  assert.equal(severityOf(), vscode.DiagnosticSeverity.Information, "predictions are information by default");
+  await vscode.workspace.getConfiguration("distdebug").update("severity", "warning");
+  await waitFor("predictions as warnings", () => severityOf() === vscode.DiagnosticSeverity.Warning);
+  await vscode.workspace.getConfiguration("distdebug").update("severity", "information");
+  await waitFor("predictions as information", () => severityOf() === vscode.DiagnosticSeverity.Information);
 });
 
 test("labels a selection through the server's code action; labels.json changes", async (t) => {
