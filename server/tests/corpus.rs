@@ -132,7 +132,8 @@ fn the_corpus_has_the_promised_breadth() {
             i.id()
         );
     }
-    assert!(!languages.is_empty());
+    assert!(incs.len() >= 12, "at least 12 self-contained incidents, found {}", incs.len());
+    assert!(languages.len() >= 6, "at least 6 languages, found {languages:?}");
 }
 
 #[test]

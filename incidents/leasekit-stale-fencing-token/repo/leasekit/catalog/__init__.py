@@ -1,0 +1,1 @@
+"""Shard catalog: the authoritative shard -> node placement table."""

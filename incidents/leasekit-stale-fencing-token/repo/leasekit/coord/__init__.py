@@ -1,0 +1,1 @@
+"""Coordination service: a small linearizable KV store with leases."""
