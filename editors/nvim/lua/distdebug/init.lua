@@ -12,7 +12,6 @@ local M = {}
 --- What the statusline shows; updated from LspProgress and distdebug/trajectoryStep.
 M.state = {
   progress = nil, -- { title, message, percentage } of the running work, nil when idle
-  steps = {}, -- "config#attempt" -> steps seen
   last_score = nil, -- the figures of the last score received
   trajectory = {}, -- lines of the live trajectory log
 }
@@ -50,7 +49,7 @@ local function when_initialized(client, fn, fail, tries)
 end
 
 --- Sends a request to the distdebug server; errors are shown and passed to `cb`.
-function M.request(method, params, cb)
+function M.request(method, params, cb, what)
   local function fail(err)
     notify(err or 'no language server', vim.log.levels.ERROR)
     if cb then
@@ -62,24 +61,25 @@ function M.request(method, params, cb)
     return fail(err)
   end
   when_initialized(client, function()
-    M._send(client, method, params, cb)
+    server.request(client, method, params, function(e, result)
+      if e then
+        local msg = e.message or vim.inspect(e)
+        -- The server's messages already name the command; others get the method in front.
+        if not vim.startswith(msg, what or method) then
+          msg = ('%s failed: %s'):format(what or method, msg)
+        end
+        notify(msg, vim.log.levels.ERROR)
+      end
+      if cb then
+        cb(e and (e.message or vim.inspect(e)) or nil, result)
+      end
+    end, vim.api.nvim_get_current_buf())
   end, fail)
-end
-
-function M._send(client, method, params, cb)
-  server.request(client, method, params, function(e, result)
-    if e then
-      notify(('%s failed: %s'):format(method, e.message or vim.inspect(e)), vim.log.levels.ERROR)
-    end
-    if cb then
-      cb(e and (e.message or vim.inspect(e)) or nil, result)
-    end
-  end, vim.api.nvim_get_current_buf())
 end
 
 --- `workspace/executeCommand` with the command's arguments.
 function M.execute(command, args, cb)
-  M.request('workspace/executeCommand', { command = command, arguments = args or {} }, cb)
+  M.request('workspace/executeCommand', { command = command, arguments = args or {} }, cb, command)
 end
 
 -- ---- lenses and progress --------------------------------------------------------------------
@@ -158,15 +158,11 @@ local function on_progress(ev)
   pcall(vim.cmd.redrawstatus)
 end
 
---- A step of a running attempt (distdebug/trajectoryStep): counted for the statusline and
---- appended to the live log that :DistdebugTrajectory shows.
+--- A step of a running attempt (distdebug/trajectoryStep): appended to the live log that
+--- :DistdebugTrajectory shows.
 local function on_step(_, params)
   params = params or {}
   local step = params.step or params
-  local key = ('%s#%s'):format(params.config or '', params.attempt or '')
-  if type(step.index) == 'number' then
-    M.state.steps[key] = math.max(M.state.steps[key] or 0, step.index + 1)
-  end
   local text = type(step.text) == 'string' and vim.split(step.text, '\n')[1] or ''
   local line = ('%s #%s step %s: %s %s %s'):format(
     params.config or '',
@@ -290,11 +286,11 @@ function M.score(opts, cb)
   local args = (opts and opts.all) and { { all = true } } or {}
   M.execute('distdebug.score', args, function(err, result)
     if not err and result ~= nil then
-      local list = vim.islist(result) and result or (type(result) == 'table' and result.scores) or { result }
+      -- The server answers the list of diagnosis_scores.json objects (docs/lsp.md).
+      local list = vim.islist(result) and result or { result }
       local lines = {}
       for _, s in ipairs(list) do
         if type(s) == 'table' and type(s.block_coverage) == 'number' then
-          M.state.last_score = M.state.last_score or s
           table.insert(lines, ('%s #%s: block coverage %.1f%%, block precision %.1f%%, file coverage %.1f%%'):format(
             s.config or s.incident or '',
             s.attempt or '?',
@@ -304,7 +300,8 @@ function M.score(opts, cb)
           ))
         end
       end
-      if #list > 0 and type(list[1]) == 'table' and type(list[1].block_coverage) == 'number' then
+      -- The statusline shows the first (the current attempt's when only it was scored).
+      if type(list[1]) == 'table' and type(list[1].block_coverage) == 'number' then
         M.state.last_score = list[1]
       end
       if #lines > 0 then
