@@ -12,5 +12,6 @@ pub mod score;
 
 pub mod attempt;
 pub mod code;
+pub mod config;
 pub mod incident;
 pub mod util;

@@ -2,6 +2,13 @@
 //! OpenAI-compatible endpoint, or an external command. Each sees only the prepared workspace.
 
 pub mod baseline;
+pub mod describe;
+pub mod external;
+pub mod llm;
+pub mod mini_swe;
+pub mod options;
+pub mod sandbox;
+pub mod tools;
 
 use crate::attempt::{Diagnosis, Exit, TrajectoryRecorder, Usage};
 use crate::incident::EvidenceFile;
@@ -69,15 +76,33 @@ pub struct AgentOutput {
 #[derive(Debug, Clone)]
 pub enum AgentSpec {
     Baseline(baseline::BaselineConfig),
+    /// A model behind an OpenAI-compatible endpoint (`--agent llm`).
+    Llm(llm::LlmConfig),
+    /// Any command (`--agent command`).
+    External(external::ExternalConfig),
 }
 
 impl AgentSpec {
-    /// Builds an agent from its command-line name.
+    /// Builds an agent from its name with the settings of `./distdebug.toml` and the
+    /// environment (`build` takes flags on top).
     pub fn from_name(name: &str) -> Result<AgentSpec, String> {
+        let opts = options::AgentOptions {
+            config: crate::config::Config::load(None)?,
+            // The incidents folder ($DISTDEBUG_INCIDENTS or ./incidents) is never visible.
+            hide: vec![crate::incident::incidents_dir(None)],
+            ..Default::default()
+        };
+        AgentSpec::build(name, &opts)
+    }
+
+    /// Builds an agent from its name and the resolved flags, config file and environment.
+    pub fn build(name: &str, opts: &options::AgentOptions) -> Result<AgentSpec, String> {
         match name {
             "baseline" | "offline" => Ok(AgentSpec::Baseline(baseline::BaselineConfig::default())),
+            "llm" => Ok(AgentSpec::Llm(opts.llm_config(&options::process_env)?)),
+            "command" | "external" => Ok(AgentSpec::External(opts.external_config()?)),
             other => Err(format!(
-                "unknown agent {other:?}; expected one of: baseline"
+                "unknown agent {other:?}; expected one of: baseline, llm, command"
             )),
         }
     }
@@ -86,13 +111,22 @@ impl AgentSpec {
     pub fn name(&self) -> String {
         match self {
             AgentSpec::Baseline(_) => "baseline".to_string(),
+            AgentSpec::Llm(_) => "llm".to_string(),
+            AgentSpec::External(c) => c.name.clone(),
         }
     }
 
     pub fn model(&self) -> Option<String> {
         match self {
             AgentSpec::Baseline(_) => None,
+            AgentSpec::Llm(c) => Some(c.model.clone()),
+            AgentSpec::External(c) => c.model.clone(),
         }
+    }
+
+    /// How `results/<config>/run.json` describes this agent (never the API key).
+    pub fn run_info(&self) -> crate::attempt::RunInfo {
+        describe::run_info(self)
     }
 
     /// Runs one attempt. Steps go to `recorder` as they happen; `cancel` ends the attempt early
@@ -105,6 +139,8 @@ impl AgentSpec {
     ) -> AgentOutput {
         match self {
             AgentSpec::Baseline(cfg) => baseline::run(cfg, input, recorder, cancel).await,
+            AgentSpec::Llm(cfg) => llm::run(cfg, input, recorder, cancel).await,
+            AgentSpec::External(cfg) => external::run(cfg, input, recorder, cancel).await,
         }
     }
 }

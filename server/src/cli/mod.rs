@@ -1,6 +1,8 @@
 //! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
+pub mod agent_args;
+pub mod agent_tool;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
@@ -40,6 +42,9 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Serves one sandboxed tool call of the model agent (internal)
+    #[command(hide = true)]
+    AgentTool,
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -79,6 +84,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::AgentTool => agent_tool::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,498 @@
+//! External agents: any command (a mini-swe-agent, Codex CLI or OpenCode wrapper…) run in the
+//! workspace, sandboxed, with the `DISTDEBUG_*` environment. It writes `diagnosis.json` and
+//! `trajectory.json` into `$DISTDEBUG_OUTPUT` and may append `trajectory.jsonl` there, which
+//! is followed live into the attempt's own trajectory. Timeouts, crashes, cancellation and
+//! garbage output all end as an attempt with an exit reason; the agent's whole process group
+//! is killed when the attempt ends.
+
+use super::mini_swe;
+use super::sandbox::{self, Mounts, SandboxPolicy};
+use super::{AgentInput, AgentOutput};
+use crate::attempt::layout::{DIAGNOSIS, TRAJECTORY, TRAJECTORY_LIVE};
+use crate::attempt::{Diagnosis, Exit, Step, StepKind, TrajectoryRecorder, Usage};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The folder inside an attempt that the agent writes (`$DISTDEBUG_OUTPUT`); distdebug's own
+/// files sit beside it, out of the agent's reach.
+pub const AGENT_OUTPUT_DIR: &str = "agent";
+pub const STDOUT_LOG: &str = "agent-stdout.log";
+pub const STDERR_LOG: &str = "agent-stderr.log";
+/// How often the live trajectory is polled.
+const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrajectoryFormat {
+    /// Decided by the file: mini-swe-agent when it says so, else distdebug's own.
+    Auto,
+    Distdebug,
+    MiniSwe,
+}
+
+impl TrajectoryFormat {
+    pub fn parse(s: &str) -> Result<TrajectoryFormat, String> {
+        match s {
+            "auto" => Ok(TrajectoryFormat::Auto),
+            "distdebug" => Ok(TrajectoryFormat::Distdebug),
+            "mini-swe-agent" | "mini-swe-agent-1.1" | "mini-swe-agent-1" => {
+                Ok(TrajectoryFormat::MiniSwe)
+            }
+            other => Err(format!(
+                "trajectory_format {other:?} is not one of: auto, distdebug, mini-swe-agent-1.1"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalConfig {
+    /// The agent's name in trajectories (default `command`).
+    pub name: String,
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    pub timeout: Option<Duration>,
+    pub trajectory_format: TrajectoryFormat,
+    /// Give the agent a private writable copy of the workspace instead of the read-only one.
+    pub writable_copy: bool,
+    pub env: BTreeMap<String, String>,
+    pub sandbox: SandboxPolicy,
+    /// The model the agent uses, when known (recorded when its trajectory names none).
+    pub model: Option<String>,
+}
+
+impl ExternalConfig {
+    pub fn new(argv: Vec<String>) -> ExternalConfig {
+        ExternalConfig {
+            name: "command".to_string(),
+            argv,
+            timeout: Some(Duration::from_secs(30 * 60)),
+            trajectory_format: TrajectoryFormat::Auto,
+            writable_copy: false,
+            env: BTreeMap::new(),
+            sandbox: SandboxPolicy::default(),
+            model: None,
+        }
+    }
+}
+
+/// How the process ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+/// Runs the external agent on one attempt.
+pub async fn run(
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    recorder: &mut TrajectoryRecorder,
+    cancel: &CancellationToken,
+) -> AgentOutput {
+    match run_inner(cfg, input, recorder, cancel).await {
+        Ok(out) => out,
+        Err(e) => AgentOutput {
+            diagnosis: None,
+            exit: Exit::Error,
+            usage: Usage::default(),
+            model: cfg.model.clone(),
+            error: Some(e),
+        },
+    }
+}
+
+async fn run_inner(
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    recorder: &mut TrajectoryRecorder,
+    cancel: &CancellationToken,
+) -> Result<AgentOutput, String> {
+    if cancel.is_cancelled() {
+        return Ok(output(
+            Exit::Cancelled,
+            None,
+            Usage::default(),
+            cfg.model.clone(),
+            None,
+        ));
+    }
+    let Some((program, args)) = cfg.argv.split_first() else {
+        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
+    };
+    let out_dir = input.output_dir.join(AGENT_OUTPUT_DIR);
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("{}: cannot create: {e}", out_dir.display()))?;
+    // A private copy lives in its own temp folder, removed when the attempt ends.
+    let copy = if cfg.writable_copy {
+        let tmp = tempfile::Builder::new()
+            .prefix("distdebug-ws-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a temp folder for the workspace copy: {e}"))?;
+        let dst = tmp.path().join("workspace");
+        copy_tree(&input.workspace, &dst)?;
+        Some((tmp, dst))
+    } else {
+        None
+    };
+    let workspace = copy
+        .as_ref()
+        .map(|(_, d)| d.clone())
+        .unwrap_or_else(|| input.workspace.clone());
+    let workspace = workspace
+        .canonicalize()
+        .map_err(|e| format!("{}: cannot open the workspace: {e}", workspace.display()))?;
+    let out_dir = out_dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", out_dir.display()))?;
+
+    let mut cmd = if cfg.sandbox.enabled {
+        let Some(bwrap) = sandbox::bwrap() else {
+            sandbox::warn_once(super::options::NO_BWRAP);
+            return Err(super::options::NO_BWRAP.to_string());
+        };
+        let mut hide = sandbox::default_hidden(&input.output_dir);
+        hide.extend(cfg.sandbox.hide.iter().cloned());
+        let mounts = Mounts {
+            workspace: workspace.clone(),
+            workspace_writable: cfg.writable_copy,
+            output: Some(out_dir.clone()),
+            hide,
+            expose: cfg.sandbox.expose.clone(),
+            network: cfg.sandbox.network,
+        };
+        let mut c = tokio::process::Command::new(bwrap);
+        c.args(sandbox::bwrap_args(&mounts)?)
+            .arg("--")
+            .arg(program)
+            .args(args);
+        c
+    } else {
+        sandbox::warn_once(
+            "running agents without a sandbox (--no-sandbox): they can read anything this user can",
+        );
+        let mut c = tokio::process::Command::new(program);
+        c.args(args);
+        c
+    };
+    let meta = workspace.join(crate::incident::prepare::META_DIR);
+    cmd.current_dir(&workspace)
+        .env_remove("DISTDEBUG_INCIDENTS")
+        .env_remove("DISTDEBUG_REPO_CACHE")
+        .envs(&cfg.env)
+        .env("DISTDEBUG_WORKSPACE", &workspace)
+        .env("DISTDEBUG_REPORT", meta.join("report.md"))
+        .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
+        .env("DISTDEBUG_OUTPUT", &out_dir)
+        .env("DISTDEBUG_INCIDENT", &input.incident)
+        .env("DISTDEBUG_ATTEMPT", input.attempt.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(log_file(&input.output_dir.join(STDOUT_LOG))?)
+        .stderr(log_file(&input.output_dir.join(STDERR_LOG))?)
+        // Its own process group, so that everything it starts can be killed together.
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the agent command {program:?}: {e}"))?;
+    let pid = child.id();
+
+    let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
+    let deadline = cfg.timeout.map(|t| tokio::time::Instant::now() + t);
+    let ending = loop {
+        tokio::select! {
+            status = child.wait() => match status {
+                Ok(s) => break Ending::Exited(s),
+                Err(e) => { kill_group(pid); return Err(format!("cannot wait for the agent: {e}")) }
+            },
+            _ = cancel.cancelled() => break Ending::Cancelled,
+            _ = sleep_until_opt(deadline) => break Ending::TimedOut,
+            _ = tokio::time::sleep(FOLLOW_EVERY) => follower.poll(recorder),
+        }
+    };
+    // The leader may be gone while its children live on: end the whole group either way.
+    kill_group(pid);
+    let _ = child.wait().await;
+    follower.poll(recorder);
+    follower.finish(recorder);
+
+    let traj = read_agent_trajectory(cfg, &out_dir, &workspace);
+    let (mut usage, mut model, mut agent_exit) = (Usage::default(), cfg.model.clone(), None);
+    match traj {
+        Ok(Some(t)) => {
+            // Steps the live file did not carry (or all of them, for a final-only agent).
+            for s in t.steps.into_iter().skip(follower.recorded) {
+                recorder.record(s);
+            }
+            usage = t.usage;
+            model = t.model.or(model);
+            agent_exit = t.exit;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            recorder.record(Step::new(StepKind::Error).with_text(e));
+        }
+    }
+    let diagnosis = match Diagnosis::load(&out_dir.join(DIAGNOSIS)) {
+        Ok(mut d) => {
+            if d.incident.is_empty() {
+                d.incident = input.incident.clone();
+            }
+            Ok(d)
+        }
+        Err(_) if !out_dir.join(DIAGNOSIS).exists() => {
+            Err("the agent wrote no diagnosis.json".to_string())
+        }
+        Err(e) => Err(e),
+    };
+    let out = match ending {
+        Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
+        Ending::TimedOut => {
+            let secs = cfg.timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+            recorder.record(Step::new(StepKind::Error).with_text(format!(
+                "stopped: the agent ran past its timeout of {secs} s and was killed"
+            )));
+            output(Exit::Budget, diagnosis.ok(), usage, model, None)
+        }
+        Ending::Exited(status) if !status.success() => {
+            let why = describe_status(status);
+            let tail = log_tail(&input.output_dir.join(STDERR_LOG));
+            let msg = if tail.is_empty() {
+                why
+            } else {
+                format!("{why}; its last output: {tail}")
+            };
+            output(Exit::Error, None, usage, model, Some(msg))
+        }
+        Ending::Exited(_) => match diagnosis {
+            Ok(d) => output(Exit::Submitted, Some(d), usage, model, None),
+            // An agent that stopped on its own budget and says so is a budget exit.
+            Err(_) if matches!(agent_exit, Some(Exit::Budget)) => {
+                output(Exit::Budget, None, usage, model, None)
+            }
+            Err(e) => output(Exit::Error, None, usage, model, Some(e)),
+        },
+    };
+    drop(copy);
+    Ok(out)
+}
+
+fn output(
+    exit: Exit,
+    diagnosis: Option<Diagnosis>,
+    usage: Usage,
+    model: Option<String>,
+    error: Option<String>,
+) -> AgentOutput {
+    AgentOutput {
+        diagnosis,
+        exit,
+        usage,
+        model,
+        error,
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending::<()>().await,
+    }
+}
+
+fn log_file(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::create(path).map_err(|e| format!("{}: cannot create: {e}", path.display()))
+}
+
+/// Kills the agent's process group (the agent, bwrap and everything they started).
+fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the
+    // child (`process_group(0)` makes its pid the group id); it touches no memory.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the agent exited with status {code}"),
+        (None, Some(sig)) => format!("the agent was killed by signal {sig}"),
+        _ => "the agent ended abnormally".to_string(),
+    }
+}
+
+/// The last few lines of the agent's stderr, for the error message.
+fn log_tail(path: &Path) -> String {
+    let text = crate::incident::read_text_lossy(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = lines[lines.len().saturating_sub(3)..].join(" / ");
+    let chars: Vec<char> = tail.chars().collect();
+    if chars.len() > 400 {
+        chars[chars.len() - 400..].iter().collect()
+    } else {
+        tail
+    }
+}
+
+/// What an agent's `trajectory.json` says.
+struct AgentTrajectory {
+    steps: Vec<Step>,
+    usage: Usage,
+    model: Option<String>,
+    exit: Option<Exit>,
+}
+
+/// Reads the agent's final trajectory: `Ok(None)` when there is none, an error sentence
+/// (recorded as a step; the attempt goes on) when it is garbage.
+fn read_agent_trajectory(
+    cfg: &ExternalConfig,
+    out_dir: &Path,
+    workspace: &Path,
+) -> Result<Option<AgentTrajectory>, String> {
+    let path = out_dir.join(TRAJECTORY);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = crate::incident::read_text_lossy(&path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("the agent's trajectory.json is not valid JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("the agent's trajectory.json is not a JSON object".to_string());
+    }
+    let mini = match cfg.trajectory_format {
+        TrajectoryFormat::MiniSwe => true,
+        TrajectoryFormat::Distdebug => false,
+        TrajectoryFormat::Auto => mini_swe::is_mini_swe(&v),
+    };
+    if mini {
+        let t = mini_swe::import(&v, workspace).map_err(|e| {
+            format!("the agent's trajectory.json is not a mini-swe-agent trajectory: {e}")
+        })?;
+        return Ok(Some(AgentTrajectory {
+            steps: t.steps,
+            usage: t.usage,
+            model: t.model,
+            exit: t.exit,
+        }));
+    }
+    // Our own format, read leniently: an agent only has to get the steps right.
+    let steps = match v.get("steps") {
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .filter_map(|s| serde_json::from_value::<Step>(s.clone()).ok())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let usage = v
+        .get("usage")
+        .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+        .unwrap_or_default();
+    let exit = v
+        .get("exit")
+        .and_then(|e| serde_json::from_value::<Exit>(e.clone()).ok());
+    let model = v.get("model").and_then(|m| m.as_str()).map(str::to_string);
+    Ok(Some(AgentTrajectory {
+        steps,
+        usage,
+        model,
+        exit,
+    }))
+}
+
+/// Follows the agent's `trajectory.jsonl`: complete new lines are parsed as steps and
+/// recorded; a torn last line waits for the next poll.
+struct Follower {
+    path: PathBuf,
+    offset: u64,
+    pending: Vec<u8>,
+    /// Steps taken from the live file.
+    recorded: usize,
+    bad_lines: usize,
+}
+
+impl Follower {
+    fn new(path: PathBuf) -> Follower {
+        Follower {
+            path,
+            offset: 0,
+            pending: Vec::new(),
+            recorded: 0,
+            bad_lines: 0,
+        }
+    }
+
+    fn poll(&mut self, recorder: &mut TrajectoryRecorder) {
+        use std::io::{Read, Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(&self.path) else {
+            return;
+        };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut buf = Vec::new();
+        // Bounded per poll, so an agent that floods the file cannot stall the loop.
+        let Ok(n) = f.by_ref().take(4 << 20).read_to_end(&mut buf) else {
+            return;
+        };
+        self.offset += n as u64;
+        self.pending.extend_from_slice(&buf);
+        while let Some(nl) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=nl).collect();
+            let line = String::from_utf8_lossy(&line);
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<Step>(line.trim()) {
+                Ok(step) => {
+                    recorder.record(step);
+                    self.recorded += 1;
+                }
+                Err(_) => self.bad_lines += 1,
+            }
+        }
+    }
+
+    fn finish(&mut self, recorder: &mut TrajectoryRecorder) {
+        if !self.pending.iter().all(|b| b.is_ascii_whitespace()) {
+            self.bad_lines += 1;
+        }
+        if self.bad_lines > 0 {
+            recorder.record(Step::new(StepKind::Error).with_text(format!(
+                "{} line(s) of the agent's trajectory.jsonl were not steps and were skipped",
+                self.bad_lines
+            )));
+        }
+    }
+}
+
+/// Copies a workspace for an agent that wants to write in it. Symlinks are copied as links.
+fn copy_tree(src: &Path, dst: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dst).map_err(|e| format!("{}: cannot create: {e}", dst.display()))?;
+    let entries =
+        std::fs::read_dir(src).map_err(|e| format!("{}: cannot list: {e}", src.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: cannot list: {e}", src.display()))?;
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let ft = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", from.display()))?;
+        if ft.is_dir() {
+            copy_tree(&from, &to)?;
+        } else if ft.is_symlink() {
+            let target =
+                std::fs::read_link(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+            std::os::unix::fs::symlink(&target, &to)
+                .map_err(|e| format!("{}: {e}", to.display()))?;
+        } else {
+            std::fs::copy(&from, &to)
+                .map_err(|e| format!("{}: cannot copy: {e}", from.display()))?;
+        }
+    }
+    Ok(())
+}
