@@ -177,7 +177,7 @@ async function runAgent(host: CommandHost): Promise<unknown> {
   const agents: vscode.QuickPickItem[] = [
     { label: "baseline", description: "offline localizer, no model needed" },
     { label: "llm", description: "a model behind an OpenAI-compatible endpoint" },
-    { label: "external", description: "the external agent command from distdebug.toml" },
+    { label: "command", description: "the external agent command from distdebug.toml" },
   ];
   const agent = await vscode.window.showQuickPick(agents, { title: "distdebug: run agent", placeHolder: "which agent" });
   if (!agent) {

@@ -29,7 +29,7 @@ M.defaults = {
   --- Show progress messages: 'echo' (the command line), 'notify' (vim.notify) or false.
   progress = 'echo',
   --- Agents offered by :DistdebugRun without an argument.
-  agents = { 'baseline', 'llm', 'external' },
+  agents = { 'baseline', 'llm', 'command' },
   --- Attempts when :DistdebugRun is given none.
   attempts = 1,
 }
