@@ -424,6 +424,23 @@ echo '{"blocks":[]}' > "$o/diagnosis.json"
         r.t.steps[0].paths_read[0].path,
         labels.display().to_string()
     );
+    // …and the leakage guard flags it, naming the step and the rule.
+    let incident = distdebug::incident::Incident::load(&inc).unwrap();
+    let in_repo = |_: &str| false;
+    let ctx = distdebug::score::leakage::LeakageContext::for_incident(&incident, vec![], &in_repo);
+    let verdict = distdebug::score::leakage::check(&ctx, &r.t.steps);
+    assert!(
+        verdict.flagged,
+        "the attempt that tried to read labels.json is flagged"
+    );
+    assert!(
+        verdict
+            .reasons
+            .iter()
+            .any(|f| f.step == 0 && f.rule == "labels"),
+        "{:?}",
+        verdict.reasons
+    );
 
     // The same agent unconfined reads the labels: the check above is not vacuous.
     cfg.sandbox.enabled = false;

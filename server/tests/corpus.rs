@@ -132,8 +132,15 @@ fn the_corpus_has_the_promised_breadth() {
             i.id()
         );
     }
-    assert!(incs.len() >= 12, "at least 12 self-contained incidents, found {}", incs.len());
-    assert!(languages.len() >= 6, "at least 6 languages, found {languages:?}");
+    assert!(
+        incs.len() >= 12,
+        "at least 12 self-contained incidents, found {}",
+        incs.len()
+    );
+    assert!(
+        languages.len() >= 6,
+        "at least 6 languages, found {languages:?}"
+    );
 }
 
 #[test]

@@ -3,10 +3,14 @@
 
 pub mod agent_args;
 pub mod agent_tool;
+pub mod bench;
+pub mod bench_baseline;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
 pub mod run;
+pub mod score;
+mod scoring;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -42,6 +46,11 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
+    /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
+    Score(score::ScoreArgs),
+    /// Benchmarks that print figures (indexing, one offline attempt, scoring)
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Serves one sandboxed tool call of the model agent (internal)
     #[command(hide = true)]
     AgentTool,
@@ -84,6 +93,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Incidents(c) => incidents::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
+        Command::Score(a) => score::run(a),
+        Command::Bench(c) => bench::run(c),
         Command::AgentTool => agent_tool::run(),
     };
     match result {

@@ -1,0 +1,135 @@
+//! `distdebug bench ...`: benchmarks that print figures (never timed assertions in tests).
+
+use super::{CliError, CliResult};
+use crate::score::{self, bench::BenchSpec, ScoreOptions};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Time indexing a folder: files, bytes, blocks, seconds, MB/s
+    Index(super::bench_baseline::IndexArgs),
+    /// Time one full offline attempt on a workspace
+    Attempt(super::bench_baseline::AttemptArgs),
+    /// Time `score` on a synthetic results tree (default 17 configs x 120 incidents x 3 attempts)
+    Score(BenchScoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchScoreArgs {
+    #[arg(long, default_value_t = 17)]
+    pub configs: usize,
+    #[arg(long, default_value_t = 120)]
+    pub incidents: usize,
+    #[arg(long, default_value_t = 3)]
+    pub attempts: usize,
+    /// Bootstrap resamples
+    #[arg(long, default_value_t = 10_000)]
+    pub bootstrap: usize,
+    /// Seed of the generator of the tree (and of the bootstrap)
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Timed runs after the first (which writes every diagnosis_scores.json)
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Generate the tree here and keep it (default: a temp folder, removed afterwards)
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+}
+
+pub fn run(c: BenchCommand) -> CliResult {
+    match c {
+        BenchCommand::Index(a) => super::bench_baseline::index(a),
+        BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
+        BenchCommand::Score(a) => bench_score(a),
+    }
+}
+
+fn bench_score(a: BenchScoreArgs) -> CliResult {
+    let tmp;
+    let root = match &a.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| CliError::bad_input(format!("{}: cannot create: {e}", d.display())))?;
+            d.clone()
+        }
+        None => {
+            tmp = tempfile::tempdir()
+                .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let spec = BenchSpec {
+        configs: a.configs,
+        incidents: a.incidents,
+        attempts: a.attempts,
+        seed: a.seed,
+    };
+    let t = Instant::now();
+    let tree = score::bench::generate(&root, &spec)?;
+    eprintln!(
+        "generated {} files ({:.1} MB) under {} in {:.2} s",
+        tree.files,
+        tree.bytes as f64 / 1e6,
+        root.display(),
+        t.elapsed().as_secs_f64()
+    );
+    let opts = ScoreOptions {
+        attempts: a.attempts.max(1),
+        bootstrap: a.bootstrap,
+        seed: a.seed,
+    };
+    let threads = rayon::current_num_threads();
+    // Wall time depends on what else the machine runs; CPU time (user + system) much less.
+    let time = |label: &str| -> Result<(f64, Option<f64>), CliError> {
+        let (t, cpu_before) = (Instant::now(), cpu_seconds());
+        let report = score::score_configs(&tree.config_dirs, &tree.incidents_dir, &opts)?;
+        let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_before
+            .zip(cpu_seconds())
+            .map(|(a, b)| ((b - a) * 100.0).round() / 100.0);
+        let attempts: usize = report
+            .configs
+            .iter()
+            .flat_map(|c| c.per_incident.iter())
+            .map(|i| i.attempts.len())
+            .sum();
+        let cpu_text = cpu
+            .map(|c| format!(", {c:.2} s of CPU"))
+            .unwrap_or_default();
+        println!("{label}: {attempts} attempts scored in {secs:.3} s{cpu_text}");
+        Ok((secs, cpu))
+    };
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string));
+    let (first, first_cpu) = time("first run (writes every diagnosis_scores.json)")?;
+    let mut again = Vec::new();
+    for i in 0..a.repeat {
+        let label = format!("run {} (scores unchanged, nothing written)", i + 2);
+        again.push(time(&label)?);
+    }
+    again.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let median = again.get(again.len() / 2).copied();
+    let summary = serde_json::json!({
+        "bench": "score", "configs": a.configs, "incidents": a.incidents, "attempts": a.attempts,
+        "bootstrap": a.bootstrap, "threads": threads, "files": tree.files, "bytes": tree.bytes,
+        "load_before": load, "first_run_s": first, "first_run_cpu_s": first_cpu,
+        "rescore_median_s": median.map(|m| m.0), "rescore_median_cpu_s": median.and_then(|m| m.1),
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+/// User + system CPU time of this process so far (Linux, from /proc/self/stat), in seconds.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    // Clock ticks are 100 a second on every Linux this runs on (USER_HZ).
+    Some((utime + stime) / 100.0)
+}
