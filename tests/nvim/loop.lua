@@ -185,12 +185,18 @@ h.step(':DistdebugRun baseline 1: progress, then predictions on exactly the line
   h.eq(#dirs, 1, 'attempt folders')
   diagnosis = h.read_json(vim.fs.joinpath(dirs[1], 'diagnosis.json'))
   local want = blocks_text(diagnosis.blocks)
-  local files = vim.list_extend(vim.deepcopy(FILES), vim.tbl_map(function(b)
-    return b.path
-  end, diagnosis.blocks))
-  h.wait('predicted diagnostics exactly on ' .. (#want > 0 and table.concat(want, ', ') or 'no line'), function()
+  local files = vim.deepcopy(FILES)
+  for _, b in ipairs(diagnosis.blocks) do
+    if not vim.tbl_contains(files, b.path) then
+      table.insert(files, b.path)
+    end
+  end
+  local ok = pcall(h.wait, 'predicted diagnostics exactly on ' .. (#want > 0 and table.concat(want, ', ') or 'no line'), function()
     return vim.deep_equal(shown(files, 'predicted'), want)
   end)
+  if not ok then
+    error(('predicted diagnostics %s, expected %s'):format(vim.inspect(shown(files, 'predicted')), vim.inspect(want)))
+  end
   h.wait('LspProgress begin and end', function()
     return vim.tbl_contains(progress, 'begin') and vim.tbl_contains(progress, 'end')
   end)
@@ -201,6 +207,16 @@ h.step(':DistdebugRun baseline 1: progress, then predictions on exactly the line
   h.wait('distdebug/trajectoryStep to feed the live log', function()
     return #dd.state.trajectory > 0
   end)
+  -- The lenses of the offline agent's blocks in the open file (read, not just refreshed).
+  for _, b in ipairs(diagnosis.blocks) do
+    if b.path == 'src/lease.py' then
+      h.wait(('a baseline lens above lease.py:%d'):format(b.start_line), function()
+        return vim.iter(vim.lsp.codelens.get(lease)):any(function(l)
+          return l.range.start.line == b.start_line - 1 and l.command and l.command.title:find('agent baseline #1', 1, true) ~= nil
+        end)
+      end)
+    end
+  end
   if #diagnosis.blocks == 0 then
     io.stdout:write('# note: the offline agent predicted no block on tiny-lease\n')
   end

@@ -165,6 +165,14 @@ test("runs the offline agent from the palette; its predictions are diagnostics o
   assert.equal(finished.blocks, diagnosis.blocks.length, "status counts the diagnosis's blocks");
   // Notifications come through the server's ordered queue, a request's answer does not: wait.
   await waitFor("the live trajectory log to get the steps", () => /baseline #1 step 0/.test(fake.output.get("distdebug trajectory")));
+  const provider = fake.providers.find((p) => p.kind === "CodeLensProvider").provider;
+  const lenses = await provider.provideCodeLenses(leaseDoc, new vscode.CancellationTokenSource().token);
+  for (const b of diagnosis.blocks.filter((x) => x.path === "src/lease.py")) {
+    assert.ok(
+      lenses.some((l) => l.range.start.line === b.start_line - 1 && /agent baseline #1/.test(l.command?.title ?? "")),
+      `a baseline lens above lease.py:${b.start_line} (lenses: ${JSON.stringify(lenses.map((l) => [l.range.start.line + 1, l.command?.title]))})`,
+    );
+  }
   if (diagnosis.blocks.length === 0) {
     // Not a failure of the editor: the offline agent found nothing in this fixture.
     console.log("# note: the offline agent predicted no block on tiny-lease");
