@@ -122,10 +122,16 @@ local function on_diagnostics_changed(ev)
 end
 
 local function show_progress(text)
+  -- One line that fits: a longer echo would stop Neovim at a hit-enter prompt.
+  text = 'distdebug: ' .. text:gsub('^distdebug: ', ''):gsub('%s+', ' ')
   if config.options.progress == 'echo' then
-    vim.api.nvim_echo({ { 'distdebug: ' .. text } }, false, {})
+    local room = math.max(vim.v.echospace - 1, 10)
+    if vim.fn.strdisplaywidth(text) > room then
+      text = vim.fn.strcharpart(text, 0, room - 1) .. '…'
+    end
+    vim.api.nvim_echo({ { text } }, false, {})
   elseif config.options.progress == 'notify' then
-    notify(text)
+    vim.notify(text, vim.log.levels.INFO)
   end
 end
 
