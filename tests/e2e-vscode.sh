@@ -21,7 +21,7 @@ fi
 rm -rf out
 node_modules/.bin/tsc -p .
 # Test files are listed one by one: helpers in test/ must not run as tests.
-node --test --test-reporter=spec test/binary.test.js test/status.test.js test/extension.test.js
+node --test --test-reporter=spec test/binary.test.js test/units.test.js test/extension.test.js
 
 # The package a user installs with `code --install-extension editors/vscode/distdebug.vsix`.
 rm -f distdebug.vsix

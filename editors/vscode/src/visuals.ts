@@ -91,8 +91,11 @@ export class Decorations implements vscode.Disposable {
     for (const d of diagnostics) {
       const code = codeOf(d);
       if (code) {
+        // A range that ends at column 0 of a line covers only the lines before it.
+        const r = d.range;
+        const range = r.end.character === 0 && r.end.line > r.start.line ? new vscode.Range(r.start, new vscode.Position(r.end.line - 1, 0)) : r;
         out.get(code)!.push({
-          range: d.range,
+          range,
           renderOptions: { after: { contentText: `  ${LOOKS[code].after}`, color: LOOKS[code].color } },
         });
       }

@@ -1,4 +1,4 @@
-// The status bar's text for each state of a run, and the settings sent to the server.
+// Pure parts of the extension: the status bar text, settings sent to the server, attempt references, decorations.
 
 "use strict";
 const { test } = require("node:test");
@@ -66,4 +66,17 @@ test("attempt references typed as config#k, and the workspace in openIncident's 
   assert.equal(parseAttemptRef("#"), undefined);
   assert.equal(workspaceOf({ incident: "tiny-lease", workspace: "/w/tiny-lease", report: "/w/r.md" }), "/w/tiny-lease");
   assert.equal(workspaceOf(null), undefined);
+});
+
+test("decorations: one list per kind; a range ending at column 0 stops on the line before", () => {
+  const vscode = require("vscode");
+  const { Decorations } = load("visuals.js");
+  const d = (code, a, b, c, e) => Object.assign(new vscode.Diagnostic(new vscode.Range(a, b, c, e), "m"), { source: "distdebug", code });
+  const other = Object.assign(new vscode.Diagnostic(new vscode.Range(0, 0, 0, 1), "x"), { source: "pyright", code: "predicted" });
+  const byCode = Decorations.rangesByCode([d("predicted", 12, 0, 18, 0), d("missed", 3, 0, 3, 9), d({ value: "hit", target: null }, 5, 0, 6, 4), other]);
+  assert.equal(byCode.get("predicted").length, 1, "other sources are left alone");
+  assert.equal(byCode.get("predicted")[0].range.end.line, 17);
+  assert.equal(byCode.get("missed")[0].range.end.line, 3);
+  assert.equal(byCode.get("hit")[0].range.end.line, 6, "codes given as {value, target} count too");
+  assert.equal(byCode.get("label").length, 0);
 });
