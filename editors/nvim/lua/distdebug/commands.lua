@@ -53,7 +53,7 @@ function M.define(dd)
   })
 
   cmd('DistdebugRun', function(a)
-    local agent, attempts, model = unpack(a.fargs)
+    local agent, attempts, model = (table.unpack or unpack)(a.fargs)
     if agent then
       dd.run({ agent = agent, attempts = attempts, model = model })
       return

@@ -276,8 +276,12 @@ end
 function M.run(opts, cb)
   opts = opts or {}
   local params = { agent = opts.agent or 'baseline', attempts = tonumber(opts.attempts) or config.options.attempts }
-  local model = opts.model or (config.options.model or {}).name
-  if model and model ~= '' and params.agent == 'llm' then
+  -- A model given here goes to any agent; the configured default only to the model agent.
+  local model = opts.model
+  if (model == nil or model == '') and params.agent == 'llm' then
+    model = (config.options.model or {}).name
+  end
+  if model and model ~= '' then
     params.model = model
   end
   M.execute('distdebug.runAgent', { params }, cb)
