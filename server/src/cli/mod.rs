@@ -7,6 +7,7 @@ pub mod bench;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
+pub mod report;
 pub mod run;
 pub mod score;
 
@@ -46,6 +47,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
     Score(score::ScoreArgs),
+    /// Write the self-contained HTML report of one or more scored configurations
+    Report(report::ReportArgs),
     /// Benchmarks that print figures
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -92,6 +95,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
+        Command::Report(a) => report::run(a),
         Command::Bench(c) => bench::run(c),
         Command::AgentTool => agent_tool::run(),
     };
