@@ -29,7 +29,11 @@ const NAME_CHARS: usize = 30;
 
 /// The x of a fraction (0..1) on the axis; values outside are clamped.
 fn x_of(v: f64) -> f64 {
-    let v = if v.is_finite() { v.clamp(0.0, 1.0) } else { 0.0 };
+    let v = if v.is_finite() {
+        v.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     AXIS_X + v * AXIS_W
 }
 
@@ -124,7 +128,11 @@ pub fn gap_chart(rows: &[GapRow]) -> String {
     for (i, r) in rows.iter().enumerate() {
         let y = TOP + ROW * i as f64;
         let c = colour(i);
-        let _ = write!(out, "<g class=\"gap-config\" data-config=\"{}\">", esc(r.config));
+        let _ = write!(
+            out,
+            "<g class=\"gap-config\" data-config=\"{}\">",
+            esc(r.config)
+        );
         row_label(&mut out, y + BAR, r.config, "name");
         let fx = x_of(r.file_coverage);
         let bx = x_of(r.block_coverage);
@@ -216,7 +224,11 @@ pub fn evidence_chart(groups: &[EvidenceGroup]) -> String {
         y += HEAD;
         for (i, (config, score)) in g.scores.iter().enumerate() {
             let mid = y + ROW / 2.0;
-            let _ = write!(out, "<g class=\"evidence-bar\" data-config=\"{}\">", esc(config));
+            let _ = write!(
+                out,
+                "<g class=\"evidence-bar\" data-config=\"{}\">",
+                esc(config)
+            );
             row_label(&mut out, mid, config, "name");
             match score {
                 Some(s) => {
@@ -373,7 +385,9 @@ mod tests {
 
     /// The attribute `name` of the first element whose opening tag contains `marker`.
     fn attr(svg: &str, marker: &str, name: &str) -> f64 {
-        let at = svg.find(marker).unwrap_or_else(|| panic!("{marker} not in {svg}"));
+        let at = svg
+            .find(marker)
+            .unwrap_or_else(|| panic!("{marker} not in {svg}"));
         let tag_start = svg[..at].rfind('<').unwrap();
         let tag = &svg[tag_start..tag_start + svg[tag_start..].find('>').unwrap()];
         let key = format!(" {name}=\"");
@@ -418,7 +432,10 @@ mod tests {
         assert_eq!(attr(&svg, "bar file-coverage", "width"), 0.875 * AXIS_W);
         assert_eq!(attr(&svg, "bar block-coverage", "width"), 0.375 * AXIS_W);
         assert!(svg.contains(">gap +50.0 pp</text>"));
-        assert!(svg.contains(">gap -25.0 pp</text>"), "a negative gap keeps its sign");
+        assert!(
+            svg.contains(">gap -25.0 pp</text>"),
+            "a negative gap keeps its sign"
+        );
         assert!(svg.contains("data-config=\"a&lt;b&gt;\""));
         assert!(!svg.contains("a<b>"), "names are escaped");
         // The hatched gap spans from block to file coverage.
@@ -453,7 +470,10 @@ mod tests {
             system: "S".into(),
             category: "logic".into(),
             tags: vec![],
-            status: if covs.iter().any(|(_, counted, flagged)| *counted && !flagged) {
+            status: if covs
+                .iter()
+                .any(|(_, counted, flagged)| *counted && !flagged)
+            {
                 IncidentStatus::Scored
             } else {
                 IncidentStatus::AllFlagged

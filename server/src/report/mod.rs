@@ -146,11 +146,7 @@ pub fn render(page: &ReportPage) -> String {
     );
     out.push_str("<nav><a href=\"#leaderboard\">Leaderboard</a><a href=\"#gap\">Localization gap</a><a href=\"#evidence\">Coverage by evidence</a><a href=\"#variation\">Run-to-run variation</a>");
     for (i, c) in configs.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<a href=\"#config-{i}\">{}</a>",
-            esc(&c.score.config)
-        );
+        let _ = write!(out, "<a href=\"#config-{i}\">{}</a>", esc(&c.score.config));
     }
     out.push_str("</nav>\n</header>\n<main>\n");
     leaderboard(&mut out, &configs);
@@ -425,7 +421,9 @@ fn config_section(out: &mut String, i: usize, c: &ReportConfig, out_dir: &Path) 
         out.push_str("</td></tr>\n");
     }
     if s.per_incident.is_empty() {
-        out.push_str("<tr><td colspan=\"11\">no incident folders in this results folder</td></tr>\n");
+        out.push_str(
+            "<tr><td colspan=\"11\">no incident folders in this results folder</td></tr>\n",
+        );
     }
     out.push_str("</tbody>\n</table>\n");
     problems(out, s);

@@ -124,7 +124,9 @@ fn page<'a>(scores: &'a [ConfigScore], root: &Path) -> ReportPage<'a> {
 
 /// The text of the first element with `class` inside the row that starts at `row_marker`.
 fn cell(html: &str, row_marker: &str, class: &str) -> String {
-    let row = &html[html.find(row_marker).unwrap_or_else(|| panic!("{row_marker}"))..];
+    let row = &html[html
+        .find(row_marker)
+        .unwrap_or_else(|| panic!("{row_marker}"))..];
     let row = &row[..row.find("</tr>").unwrap()];
     let key = format!("class=\"num {class}\">");
     let at = row.find(&key).unwrap_or_else(|| panic!("{class} in {row}")) + key.len();
@@ -145,7 +147,10 @@ fn the_leaderboard_ranks_by_block_coverage_and_shows_the_figures() {
     // weak: inc-a scores (0.5 + 0.0)/2 = 0.25, inc-b 0.0; the mean is 12.5%.
     assert_eq!(w.block_coverage.mean, 0.125);
     let row = "<tr data-config=\"weak\">";
-    assert_eq!(cell(&html, row, "block-coverage"), with_ci(&w.block_coverage));
+    assert_eq!(
+        cell(&html, row, "block-coverage"),
+        with_ci(&w.block_coverage)
+    );
     assert_eq!(cell(&html, row, "file-coverage"), "37.5%");
     assert_eq!(cell(&html, row, "precision"), pct(w.block_precision.mean));
     assert_eq!(cell(&html, row, "gap"), "+25.0");
@@ -159,13 +164,20 @@ fn everything_from_files_is_escaped() {
     let s = scores();
     let root = tempfile::tempdir().unwrap();
     let html = render(&page(&s, root.path()));
-    assert!(!html.contains("<img"), "no markup from files reaches the page");
+    assert!(
+        !html.contains("<img"),
+        "no markup from files reaches the page"
+    );
     let escaped = esc(EVIL);
     // The system name (tables), the model (run.json), the schema error and leakage reason.
     assert!(html.contains(&format!("<td>{escaped}</td>")));
     assert!(html.contains(&format!("model m-{escaped}")));
-    assert!(html.contains(&format!("not schema-valid: diagnosis.json: blocks: {escaped}")));
-    assert!(html.contains(&format!("leakage (discarded), step 3 [labels]: reads {escaped}")));
+    assert!(html.contains(&format!(
+        "not schema-valid: diagnosis.json: blocks: {escaped}"
+    )));
+    assert!(html.contains(&format!(
+        "leakage (discarded), step 3 [labels]: reads {escaped}"
+    )));
 }
 
 #[test]
@@ -177,7 +189,10 @@ fn the_page_is_self_contained() {
     assert!(!html.contains("<script"));
     assert!(!html.contains("<link"));
     // No element loads anything (escaped text from files may still spell "src=").
-    let loads = regex::Regex::new(r#"<[a-zA-Z][a-zA-Z0-9-]*(\s+[a-zA-Z:-]+(="[^"]*")?)*\s+(src|srcset|data)="#).unwrap();
+    let loads = regex::Regex::new(
+        r#"<[a-zA-Z][a-zA-Z0-9-]*(\s+[a-zA-Z:-]+(="[^"]*")?)*\s+(src|srcset|data)="#,
+    )
+    .unwrap();
     assert!(!loads.is_match(&html), "{:?}", loads.find(&html));
     assert!(!html.contains("@import") && !html.contains("url(http"));
     // The only absolute URL is the SVG namespace, which is a name, not a fetch.
