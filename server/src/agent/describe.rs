@@ -7,7 +7,7 @@ use crate::attempt::RunInfo;
 pub fn run_info(spec: &AgentSpec) -> RunInfo {
     use serde_json::json;
     let (harness, endpoint_host, settings) = match spec {
-        AgentSpec::Baseline(_) => ("distdebug-baseline", None, json!({})),
+        AgentSpec::Baseline(c) => ("distdebug-baseline", None, c.settings()),
         AgentSpec::Llm(c) => (
             "distdebug-llm",
             reqwest::Url::parse(&c.endpoint).ok().and_then(|u| {

@@ -8,6 +8,10 @@ use std::time::Instant;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Time indexing a folder: files, bytes, blocks, seconds, MB/s
+    Index(super::bench_baseline::IndexArgs),
+    /// Time one full offline attempt on a workspace
+    Attempt(super::bench_baseline::AttemptArgs),
     /// Time `score` on a synthetic results tree (default 17 configs x 120 incidents x 3 attempts)
     Score(BenchScoreArgs),
 }
@@ -36,6 +40,8 @@ pub struct BenchScoreArgs {
 
 pub fn run(c: BenchCommand) -> CliResult {
     match c {
+        BenchCommand::Index(a) => super::bench_baseline::index(a),
+        BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
         BenchCommand::Score(a) => bench_score(a),
     }
 }

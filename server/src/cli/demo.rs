@@ -1,25 +1,37 @@
-//! `distdebug demo`: the whole loop on the bundled incidents with the offline agent.
+//! `distdebug demo`: the whole loop on the bundled self-contained incidents with the offline
+//! agent: prepare, run, score, print the table. Upstream (git-url) incidents need the network
+//! and are left to `distdebug run`.
 
 use super::{CliError, CliResult, IncidentsDirArg};
-use crate::incident::{
-    self, prepare::PrepareOptions, validate::validate_incident, Incident, RepositorySource,
-};
+use crate::agent::AgentSpec;
+use crate::incident::{self, validate::validate_incident, Incident, RepositorySource};
 use clap::Args;
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     #[command(flatten)]
     pub dir: IncidentsDirArg,
+    /// Where the attempts are written
+    #[arg(long, default_value = "results/demo/baseline")]
+    pub out: PathBuf,
+    /// Attempts per incident (the offline agent is deterministic, so one says it all)
+    #[arg(long, default_value_t = 1)]
+    pub attempts: u32,
+    /// Attempts run at once (default: the number of cores)
+    #[arg(long)]
+    pub jobs: Option<usize>,
 }
 
 pub fn run(a: DemoArgs) -> CliResult {
+    if a.attempts == 0 {
+        return Err(CliError::usage("--attempts must be at least 1"));
+    }
     let root = incident::incidents_dir(a.dir.dir.as_deref());
     let dirs = incident::list_incident_dirs(&root).map_err(|e| {
         CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
     })?;
-    let work = tempfile::tempdir()
-        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
-    let mut prepared = 0;
+    let mut bundled: Vec<PathBuf> = Vec::new();
     for d in dirs {
         let problems = validate_incident(&d);
         if !problems.is_empty() {
@@ -29,20 +41,38 @@ pub fn run(a: DemoArgs) -> CliResult {
             });
         }
         let inc = Incident::load(&d).map_err(|p| p.to_string())?;
-        if !matches!(inc.manifest.repository, RepositorySource::Path(_)) {
-            continue; // upstream incidents need the network; the demo runs offline
+        if matches!(inc.manifest.repository, RepositorySource::Path(_)) {
+            bundled.push(d);
         }
-        incident::prepare::prepare_workspace(
-            &inc,
-            &work.path().join(inc.id()),
-            &PrepareOptions {
-                force: true,
-                offline: true,
-            },
-        )?;
-        println!("prepared {}", inc.id());
-        prepared += 1;
     }
-    println!("{prepared} incident(s) prepared");
+    if bundled.is_empty() {
+        return Err(CliError::bad_input(format!(
+            "{}: no self-contained incidents (with a repo/ folder) to run the demo on",
+            root.display()
+        )));
+    }
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let spec = AgentSpec::from_name("baseline").map_err(CliError::usage)?;
+    println!(
+        "distdebug demo: {} bundled incidents, offline agent, {} attempt(s) each, results in {}",
+        bundled.len(),
+        a.attempts,
+        a.out.display()
+    );
+    let outcome = super::run::run_incidents(
+        &spec,
+        &bundled,
+        a.attempts,
+        jobs,
+        &a.out,
+        true,
+        "distdebug demo",
+    )?;
+    for f in &outcome.failures {
+        eprintln!("{f}");
+    }
+    super::scoring::print_results(&a.out, &root, &outcome, a.attempts)?;
     Ok(())
 }

@@ -4,12 +4,14 @@
 pub mod agent_args;
 pub mod agent_tool;
 pub mod bench;
+pub mod bench_baseline;
 pub mod demo;
 pub mod incidents;
 pub mod prepare;
 pub mod report;
 pub mod run;
 pub mod score;
+mod scoring;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -49,7 +51,7 @@ pub enum Command {
     Score(score::ScoreArgs),
     /// Write the self-contained HTML report of one or more scored configurations
     Report(report::ReportArgs),
-    /// Benchmarks that print figures
+    /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// Serves one sandboxed tool call of the model agent (internal)

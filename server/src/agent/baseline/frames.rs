@@ -1,0 +1,483 @@
+//! Stack frames in the evidence and the report (Java/Scala `at a.B.m(B.java:12)`, Python
+//! `File "x.py", line 12`, Go `\t/src/x.go:12 +0x1d`, Rust `at src/x.rs:12:5` and
+//! `panicked at src/x.rs:12:5`, C++ gdb `#3 … at x.cc:12` and sanitizer `#0 0x… in f x.cc:12`),
+//! plain `file.ext:line` mentions, and their mapping to files of the repository.
+
+use crate::code::RepoIndex;
+use regex::Regex;
+use std::sync::OnceLock;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A frame of a stack trace.
+    Stack,
+    /// A `file.ext:line` written anywhere else (a logger's caller field, a sentence).
+    Mention,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub kind: FrameKind,
+    /// Which source (evidence file or report) and line it was read from.
+    pub source: usize,
+    pub source_line: u32,
+    /// Frames of one trace share a number; `pos` is the frame's place in it (0 = innermost).
+    pub trace: usize,
+    pub pos: usize,
+    /// The file as written in the frame, and the line.
+    pub file: String,
+    pub line: u32,
+    /// `org.a.Leader` for Java/Scala frames: tells packages apart.
+    pub class: Option<String>,
+    pub function: Option<String>,
+    /// The exception or panic message that heads the trace, when there is one.
+    pub header: Option<String>,
+}
+
+struct Patterns {
+    java: Regex,
+    python: Regex,
+    go: Regex,
+    go_func: Regex,
+    rust_at: Regex,
+    rust_panic: Regex,
+    gdb: Regex,
+    sanitizer: Regex,
+    mention: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        // These are constant, tested expressions; a failure to compile is a programming error.
+        let re = |s: &str| Regex::new(s).unwrap_or_else(|e| panic!("bad frame regex {s}: {e}"));
+        Patterns {
+            java: re(r"^\s*at\s+(?:[\w.$/@-]+/)?([\w$.<>]+)\.([\w$<>-]+)\(([^():]+?):(\d+)\)"),
+            python: re(r#"File "([^"]+)", line (\d+)(?:, in ([\w<>.]+))?"#),
+            go: re(r"^\s+(\S+\.go):(\d+)(?:\s+\+0x[0-9a-fA-F]+)?\s*$"),
+            go_func: re(r"^([\w./*()\[\]-]+)\(.*\)\s*$"),
+            rust_at: re(r"^\s*(?:at\s+)(\S+\.rs):(\d+)(?::\d+)?\s*$"),
+            rust_panic: re(r"panicked at (?:'[^']*', )?(\S+?\.rs):(\d+)(?::\d+)?"),
+            gdb: re(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(\S+?)\s*\(.*\)\s+at\s+(\S+?):(\d+)"),
+            sanitizer: re(r"^\s*#\d+\s+0x[0-9a-fA-F]+\s+in\s+(\S+)\s+(\S+?):(\d+)(?::\d+)?"),
+            mention: re(r"([\w./\\-]*\w\.(?:java|scala|go|rs|py|cc|cpp|cxx|hpp|hh|h|c|kt)):(\d+)"),
+        }
+    })
+}
+
+/// Lines that start a new trace.
+fn starts_trace(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("Caused by")
+        || t.starts_with("Exception in thread")
+        || t.starts_with("Traceback")
+        || t.starts_with("goroutine ")
+        || t.starts_with("panic:")
+        || t.starts_with("thread '")
+        || t.starts_with("stack backtrace")
+}
+
+/// Whether a line reads like the message that heads a trace.
+fn is_header(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty()
+        && (t.contains("Exception")
+            || t.contains("Error")
+            || t.starts_with("panic")
+            || t.contains("panicked")
+            || t.contains("SIGSEGV")
+            || t.contains("Assertion"))
+}
+
+/// Every frame and mention in `text` (source number `source`); trace numbers start at
+/// `first_trace`.
+pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
+    let p = patterns();
+    let mut out: Vec<Frame> = Vec::new();
+    let mut trace = first_trace;
+    let mut pos = 0;
+    let mut gap = usize::MAX;
+    let mut header: Option<String> = None;
+    let mut prev_line = "";
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i as u32 + 1;
+        if line.len() > 4000 {
+            prev_line = "";
+            gap = gap.saturating_add(1);
+            continue;
+        }
+        let stack = stack_frame(p, line, prev_line);
+        prev_line = line;
+        match stack {
+            Some((file, l, class, function)) => {
+                if gap > 3 {
+                    if !out.is_empty() {
+                        trace += 1;
+                    }
+                    pos = 0;
+                }
+                gap = 0;
+                out.push(Frame {
+                    kind: FrameKind::Stack,
+                    source,
+                    source_line: line_no,
+                    trace,
+                    pos,
+                    file,
+                    line: l,
+                    class,
+                    function,
+                    header: header.clone(),
+                });
+                pos += 1;
+            }
+            None => {
+                if starts_trace(line) {
+                    if pos > 0 {
+                        trace += 1;
+                    }
+                    pos = 0;
+                    gap = 0;
+                    header = Some(cut(line.trim(), 200));
+                    // The rust panic line carries its own location.
+                    if let Some(c) = p.rust_panic.captures(line) {
+                        if let Ok(l) = c[2].parse() {
+                            out.push(Frame {
+                                kind: FrameKind::Stack,
+                                source,
+                                source_line: line_no,
+                                trace,
+                                pos,
+                                file: c[1].to_string(),
+                                line: l,
+                                class: None,
+                                function: None,
+                                header: header.clone(),
+                            });
+                            pos += 1;
+                        }
+                    }
+                    continue;
+                }
+                if let Some(c) = p.rust_panic.captures(line) {
+                    if let Ok(l) = c[2].parse() {
+                        trace += 1;
+                        header = Some(cut(line.trim(), 200));
+                        out.push(Frame {
+                            kind: FrameKind::Stack,
+                            source,
+                            source_line: line_no,
+                            trace,
+                            pos: 0,
+                            file: c[1].to_string(),
+                            line: l,
+                            class: None,
+                            function: None,
+                            header: header.clone(),
+                        });
+                        pos = 1;
+                        gap = 0;
+                        continue;
+                    }
+                }
+                gap = gap.saturating_add(1);
+                if gap > 3 && is_header(line) {
+                    header = Some(cut(line.trim(), 200));
+                }
+                for c in p.mention.captures_iter(line) {
+                    if let Ok(l) = c[2].parse::<u32>() {
+                        out.push(Frame {
+                            kind: FrameKind::Mention,
+                            source,
+                            source_line: line_no,
+                            trace: usize::MAX,
+                            pos: 0,
+                            file: c[1].to_string(),
+                            line: l,
+                            class: None,
+                            function: None,
+                            header: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+type Parsed = (String, u32, Option<String>, Option<String>);
+
+fn stack_frame(p: &Patterns, line: &str, prev: &str) -> Option<Parsed> {
+    if let Some(c) = p.java.captures(line) {
+        return Some((
+            c[3].to_string(),
+            c[4].parse().ok()?,
+            Some(c[1].to_string()),
+            Some(c[2].to_string()),
+        ));
+    }
+    if let Some(c) = p.python.captures(line) {
+        return Some((
+            c[1].to_string(),
+            c[2].parse().ok()?,
+            None,
+            c.get(3).map(|m| m.as_str().to_string()),
+        ));
+    }
+    if let Some(c) = p.go.captures(line) {
+        let function = p
+            .go_func
+            .captures(prev)
+            .map(|f| f[1].rsplit('.').next().unwrap_or("").to_string());
+        return Some((c[1].to_string(), c[2].parse().ok()?, None, function));
+    }
+    if let Some(c) = p.rust_at.captures(line) {
+        return Some((c[1].to_string(), c[2].parse().ok()?, None, None));
+    }
+    if let Some(c) = p.gdb.captures(line) {
+        return Some((
+            c[2].to_string(),
+            c[3].parse().ok()?,
+            None,
+            Some(c[1].to_string()),
+        ));
+    }
+    if let Some(c) = p.sanitizer.captures(line) {
+        return Some((
+            c[2].to_string(),
+            c[3].parse().ok()?,
+            None,
+            Some(c[1].to_string()),
+        ));
+    }
+    None
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut e = max;
+    while !s.is_char_boundary(e) {
+        e -= 1;
+    }
+    s[..e].to_string()
+}
+
+/// Paths of toolchains' own sources: frames there are outside the repository. (Installed
+/// packages are not: `site-packages/<project>/x.py` is the project itself, deployed; a
+/// third-party package simply finds no file of the same path in the repository.)
+fn is_outside(path: &str) -> bool {
+    let p = path.replace('\\', "/");
+    [
+        "/go/src/runtime/",
+        "/usr/local/go/",
+        "/usr/lib/go",
+        "/rustc/",
+        ".cargo/registry/",
+        "/usr/include/",
+        "/library/std/",
+        "/library/core/",
+    ]
+    .iter()
+    .any(|s| p.contains(s))
+}
+
+/// The repository files a frame points at, with how sure the mapping is (1.0 = the whole
+/// path or package matched, less when only the file name did). Empty when the frame is
+/// outside the repository or its line is past the end of the file.
+pub fn resolve(index: &RepoIndex, f: &Frame) -> Vec<(usize, f64)> {
+    if is_outside(&f.file) || f.line == 0 {
+        return Vec::new();
+    }
+    let file = f.file.replace('\\', "/");
+    let comps: Vec<&str> = file
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    let Some(name) = comps.last() else {
+        return Vec::new();
+    };
+    let mut found: Vec<(usize, f64)> = Vec::new();
+    if let Some(class) = &f.class {
+        // Java/Scala: the frame names the file only; the class's package says where it is.
+        let mut pkg: Vec<&str> = class.split('.').collect();
+        pkg.pop();
+        let by_name = index.files_ending_with(name);
+        let score = |path: &str| {
+            pkg.iter()
+                .filter(|p| path.contains(&format!("/{p}/")))
+                .count()
+        };
+        let best = by_name.iter().map(|&i| score(&index.files[i].path)).max();
+        if let Some(best) = best {
+            let top: Vec<usize> = by_name
+                .iter()
+                .copied()
+                .filter(|&i| score(&index.files[i].path) == best)
+                .collect();
+            let sure = if best > 0 || by_name.len() == 1 {
+                1.0
+            } else {
+                0.5
+            };
+            if top.len() <= 2 {
+                found = top.into_iter().map(|i| (i, sure)).collect();
+            }
+        }
+    } else {
+        for n in (1..=comps.len()).rev() {
+            let suffix = comps[comps.len() - n..].join("/");
+            let m = index.files_ending_with(&suffix);
+            if m.is_empty() {
+                continue;
+            }
+            // Only the bare file name matched although the frame had folders: probably a
+            // file of the same name elsewhere (a library's), so trust it less.
+            let sure = if n >= 2 || comps.len() == 1 { 1.0 } else { 0.5 };
+            if m.len() <= 2 {
+                found = m.into_iter().map(|i| (i, sure)).collect();
+            }
+            break;
+        }
+    }
+    found.retain(|(i, _)| f.line <= index.files[*i].line_count);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn one(text: &str) -> Frame {
+        let f = parse(text, 0, 0);
+        assert_eq!(f.len(), 1, "{f:?}");
+        f.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn parses_frames_of_each_shape() {
+        let j = one("        at org.apache.zookeeper.server.quorum.LeaderZooKeeperServer.lambda$registerMetrics$5(LeaderZooKeeperServer.java:122)");
+        assert_eq!(
+            (j.file.as_str(), j.line),
+            ("LeaderZooKeeperServer.java", 122)
+        );
+        assert_eq!(
+            j.class.as_deref(),
+            Some("org.apache.zookeeper.server.quorum.LeaderZooKeeperServer")
+        );
+        let s = one("\tat kafka.log.UnifiedLog.append(UnifiedLog.scala:812)");
+        assert_eq!((s.file.as_str(), s.line), ("UnifiedLog.scala", 812));
+        let m = one("    at app//org.x.Y$Z.run(Y.java:9)");
+        assert_eq!(
+            (m.file.as_str(), m.function.as_deref()),
+            ("Y.java", Some("run"))
+        );
+        let p = one("  File \"/srv/app/src/lease.py\", line 15, in grant");
+        assert_eq!(
+            (p.file.as_str(), p.line, p.function.as_deref()),
+            ("/srv/app/src/lease.py", 15, Some("grant"))
+        );
+        let g = parse("goroutine 1 [running]:\nmain.(*Raft).step(0xc000, 0x1)\n\t/home/u/kv/raft/raft.go:206 +0x1d\n", 0, 0);
+        assert_eq!(g.len(), 1);
+        assert_eq!(
+            (g[0].file.as_str(), g[0].line, g[0].function.as_deref()),
+            ("/home/u/kv/raft/raft.go", 206, Some("step"))
+        );
+        assert_eq!(g[0].header.as_deref(), Some("goroutine 1 [running]:"));
+        let r = parse("thread 'main' panicked at src/raft/log.rs:88:9:\nindex out of bounds\nstack backtrace:\n   0: core::panicking::panic\n             at /rustc/abc/library/core/src/panicking.rs:72:14\n   1: kv::raft::log::Log::term\n             at ./src/raft/log.rs:88:9\n", 0, 0);
+        let files: Vec<_> = r
+            .iter()
+            .map(|f| (f.file.as_str(), f.line, f.kind))
+            .collect();
+        assert_eq!(files[0], ("src/raft/log.rs", 88, FrameKind::Stack));
+        assert!(files.contains(&("./src/raft/log.rs", 88, FrameKind::Stack)));
+        let gdb = one("#3  0x00005555 in kv::Store::put (this=0x1, k=2) at /build/src/store.cc:41");
+        assert_eq!((gdb.file.as_str(), gdb.line), ("/build/src/store.cc", 41));
+        let asan = one("    #0 0x4f2a1b in kv::Store::get(int) /build/src/store.cc:57:3");
+        assert_eq!((asan.file.as_str(), asan.line), ("/build/src/store.cc", 57));
+        let men = one("I0917 14:02:07.1 12 raft.go:912] became leader at term 5");
+        assert_eq!(
+            (men.kind, men.file.as_str(), men.line),
+            (FrameKind::Mention, "raft.go", 912)
+        );
+    }
+
+    #[test]
+    fn frames_of_one_trace_share_a_number_and_caused_by_starts_another() {
+        let t = "java.lang.IllegalStateException: boom\n\tat a.B.f(B.java:1)\n\tat a.B.g(B.java:2)\nCaused by: java.io.IOException: disk\n\tat a.C.h(C.java:3)\n";
+        let f = parse(t, 0, 0);
+        let shape: Vec<_> = f.iter().map(|x| (x.trace, x.pos)).collect();
+        assert_eq!(shape, [(0, 0), (0, 1), (1, 0)]);
+        assert_eq!(
+            f[2].header.as_deref(),
+            Some("Caused by: java.io.IOException: disk")
+        );
+        assert!(parse("", 0, 0).is_empty());
+        assert!(parse(&"x".repeat(100_000), 0, 0).is_empty());
+    }
+
+    #[test]
+    fn resolves_frames_to_repository_files() {
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![
+                (
+                    "src/main/java/org/a/Leader.java".into(),
+                    "class Leader {\n}\n".into(),
+                ),
+                (
+                    "src/test/java/org/b/Leader.java".into(),
+                    "class Leader {\n}\n".into(),
+                ),
+                ("raft/raft.go".into(), "package raft\n\n\n".into()),
+                ("kvserver/server.go".into(), "package kv\n\n\n".into()),
+            ],
+        );
+        let frame = |file: &str, line: u32, class: Option<&str>| Frame {
+            kind: FrameKind::Stack,
+            source: 0,
+            source_line: 1,
+            trace: 0,
+            pos: 0,
+            file: file.into(),
+            line,
+            class: class.map(|c| c.into()),
+            function: None,
+            header: None,
+        };
+        let id = |p: &str| idx.file_id(p).unwrap();
+        assert_eq!(
+            resolve(&idx, &frame("Leader.java", 2, Some("org.a.Leader"))),
+            vec![(id("src/main/java/org/a/Leader.java"), 1.0)]
+        );
+        assert_eq!(
+            resolve(&idx, &frame("/home/u/kv/raft/raft.go", 3, None)),
+            vec![(id("raft/raft.go"), 1.0)]
+        );
+        assert!(
+            resolve(&idx, &frame("/home/u/kv/raft/raft.go", 99, None)).is_empty(),
+            "past the end"
+        );
+        assert!(resolve(
+            &idx,
+            &frame("/usr/local/go/src/net/http/server.go", 1, None)
+        )
+        .is_empty());
+        assert_eq!(
+            resolve(&idx, &frame("/elsewhere/server.go", 1, None)),
+            vec![(id("kvserver/server.go"), 0.5)]
+        );
+        assert!(resolve(&idx, &frame("Nope.java", 1, Some("x.Nope"))).is_empty());
+        assert_eq!(
+            resolve(
+                &idx,
+                &frame("/opt/x/lib/python3.11/site-packages/raft/raft.go", 2, None)
+            ),
+            vec![(id("raft/raft.go"), 1.0)],
+            "a deployed copy of the project maps back to it"
+        );
+    }
+}
