@@ -12,6 +12,7 @@ pub mod report;
 pub mod run;
 pub mod score;
 mod scoring;
+pub mod submit;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ pub enum Command {
     Score(score::ScoreArgs),
     /// Write the self-contained HTML report of one or more scored configurations
     Report(report::ReportArgs),
+    /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
+    Submit(submit::SubmitArgs),
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -98,6 +101,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
         Command::Report(a) => report::run(a),
+        Command::Submit(a) => submit::run(a),
         Command::Bench(c) => bench::run(c),
         Command::AgentTool => agent_tool::run(),
     };
