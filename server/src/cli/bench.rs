@@ -14,6 +14,29 @@ pub enum BenchCommand {
     Attempt(super::bench_baseline::AttemptArgs),
     /// Time `score` on a synthetic results tree (default 17 configs x 120 incidents x 3 attempts)
     Score(BenchScoreArgs),
+    /// The language server under load (default 5,000 predicted blocks across 500 files, a ~37 MB
+    /// workspace): publishing time, code lens and hover latency, memory
+    Lsp(BenchLspArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchLspArgs {
+    #[arg(long, default_value_t = 500)]
+    pub files: usize,
+    #[arg(long, default_value_t = 10)]
+    pub blocks_per_file: usize,
+    /// Size of the generated workspace
+    #[arg(long, default_value_t = 37)]
+    pub workspace_mb: usize,
+    /// Documents opened before measuring
+    #[arg(long, default_value_t = 50)]
+    pub open: usize,
+    /// Code lens requests (and as many hovers)
+    #[arg(long, default_value_t = 2000)]
+    pub requests: usize,
+    /// Times the attempt is shown (cleared in between)
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +66,34 @@ pub fn run(c: BenchCommand) -> CliResult {
         BenchCommand::Index(a) => super::bench_baseline::index(a),
         BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
         BenchCommand::Score(a) => bench_score(a),
+        BenchCommand::Lsp(a) => bench_lsp(a),
     }
+}
+
+fn bench_lsp(a: BenchLspArgs) -> CliResult {
+    if a.files == 0 || a.blocks_per_file == 0 || a.requests == 0 {
+        return Err(CliError::usage(
+            "--files, --blocks-per-file and --requests must be at least 1",
+        ));
+    }
+    let spec = crate::lsp::bench::LspBenchSpec {
+        files: a.files,
+        blocks_per_file: a.blocks_per_file,
+        workspace_bytes: a.workspace_mb * 1024 * 1024,
+        open_files: a.open.min(a.files),
+        requests: a.requests,
+        rounds: a.rounds.max(1),
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::bad_input(format!("cannot find the distdebug binary: {e}")))?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let rt = super::runtime()?;
+    let report = rt.block_on(crate::lsp::bench::run(&exe, tmp.path(), &spec))?;
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| CliError::bad_input(format!("cannot print the figures: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 fn bench_score(a: BenchScoreArgs) -> CliResult {

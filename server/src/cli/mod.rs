@@ -7,6 +7,7 @@ pub mod bench;
 pub mod bench_baseline;
 pub mod demo;
 pub mod incidents;
+pub mod lsp;
 pub mod prepare;
 pub mod report;
 pub mod run;
@@ -57,6 +58,8 @@ pub enum Command {
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The language server on stdin/stdout
+    Lsp(lsp::LspArgs),
     /// Serves one sandboxed tool call of the model agent (internal)
     #[command(hide = true)]
     AgentTool,
@@ -103,6 +106,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Submit(a) => submit::run(a),
         Command::Bench(c) => bench::run(c),
+        Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
     };
     match result {
