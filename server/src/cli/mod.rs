@@ -9,9 +9,11 @@ pub mod demo;
 pub mod incidents;
 pub mod lsp;
 pub mod prepare;
+pub mod report;
 pub mod run;
 pub mod score;
 mod scoring;
+pub mod submit;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -49,6 +51,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
     Score(score::ScoreArgs),
+    /// Write the self-contained HTML report of one or more scored configurations
+    Report(report::ReportArgs),
+    /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
+    Submit(submit::SubmitArgs),
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -97,6 +103,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Submit(a) => submit::run(a),
         Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
