@@ -6,6 +6,7 @@ pub mod lsp;
 
 pub mod report;
 pub mod run;
+pub mod submit;
 
 pub mod annotate;
 

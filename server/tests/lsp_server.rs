@@ -253,6 +253,9 @@ async fn a_plain_folder_gets_a_quiet_server() {
     .await;
     let st = status(&mut c).await;
     assert_eq!(st["incident"], Value::Null);
+    // Clients send no params, null or {}: all three are answered alike.
+    let with_object = c.call("distdebug/status", json!({})).await.unwrap();
+    assert_eq!(with_object, st);
     let r = c
         .command("distdebug.runAgent", json!({"agent": "baseline"}))
         .await

@@ -11,9 +11,11 @@ pub mod demo;
 pub mod incidents;
 pub mod lsp;
 pub mod prepare;
+pub mod report;
 pub mod run;
 pub mod score;
 mod scoring;
+pub mod submit;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -55,6 +57,10 @@ pub enum Command {
     Agreement(agreement::AgreementArgs),
     /// Two results folders side by side, incident by incident: scores, block overlap, Jaccard
     Compare(compare::CompareArgs),
+    /// Write the self-contained HTML report of one or more scored configurations
+    Report(report::ReportArgs),
+    /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
+    Submit(submit::SubmitArgs),
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -105,6 +111,8 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Score(a) => score::run(a),
         Command::Agreement(a) => agreement::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Submit(a) => submit::run(a),
         Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
