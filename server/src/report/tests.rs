@@ -33,6 +33,7 @@ fn outcome(k: u32, valid: bool, flagged: bool, cov: f64, file: f64) -> AttemptOu
             file_coverage: file,
             labels: vec![],
             blocks: vec![],
+            looked: None,
         },
         tokens: Some(1000),
         write_error: None,
