@@ -193,6 +193,8 @@ fn did_change_folders(session: &Session, p: DidChangeWorkspaceFoldersParams) {
         st.opened_incident = None;
         st.attempts.clear();
         st.current = None;
+        st.compare = None;
+        st.human = None;
         st.labels = None;
         st.open_rel.clear();
         st.refresh(&session.outbox);

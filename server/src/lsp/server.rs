@@ -1,7 +1,7 @@
 //! The `LanguageServer` implementation: the handshake (capabilities, settings, the workspace)
 //! and the read-only requests that may run concurrently: code lens, hover, code actions,
-//! `distdebug/status` and `distdebug/documentText`. What changes the session is handled in order by
-//! `ordering.rs` before it gets here.
+//! `distdebug/status` and `distdebug/documentText`. What changes the session is handled in
+//! order by `ordering.rs` before it gets here.
 
 use super::code_action;
 use super::code_lens;
