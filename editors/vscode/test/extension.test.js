@@ -225,13 +225,9 @@ test("a changed setting reaches the server: predictions become warnings, then in
   await waitFor("predictions as information", () => severityOf() === vscode.DiagnosticSeverity.Information);
 });
 
-test("labels a selection through the server's code action; labels.json changes", async (t) => {
+test("labels a selection through the server's code action; labels.json changes", async () => {
   const caps = api.client().initializeResult.capabilities;
-  if (!caps.codeActionProvider) {
-    // Issue 8 (labeling code actions) has not landed in the server yet.
-    t.skip("the server offers no code actions yet (issue 8)");
-    return;
-  }
+  assert.ok(caps.codeActionProvider, "the server offers code actions");
   const before = labels();
   editor.selection = new vscode.Selection(19, 0, 23, 0); // `def expired` (lines 20-24)
   fake.quickPickAnswers.push((items) => items.find((i) => /label as causal block/i.test(i.label) && !/exact/i.test(i.label)) ?? items[0]);
