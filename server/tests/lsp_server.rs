@@ -1226,3 +1226,67 @@ async fn scoring_marks_hits_false_positives_and_missed_labels() {
     wait_end(&mut c, &run, "slow", 1).await;
     c.shutdown().await.unwrap();
 }
+
+/// A real external agent (a process group under the library's runner) ends when the editor
+/// cancels its run: the attempt is recorded as cancelled and its processes are gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_ends_a_real_external_agent() {
+    let (_tmp, ws) = prepared();
+    let runner = TestRunner::new();
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), Value::Null).await;
+    // A sleep with a duration no other process uses, so it can be found among all processes.
+    let marker = format!("{}.{}", 600 + std::process::id() % 97, std::process::id());
+    let script = format!(
+        "echo '{{\"kind\":\"thought\",\"text\":\"waiting\"}}' >> \"$DISTDEBUG_OUTPUT/trajectory.jsonl\"; sleep {marker}"
+    );
+    let sleeping = |marker: &str| -> bool {
+        let want = format!("sleep\0{marker}");
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(&want))
+                .unwrap_or(false)
+        })
+    };
+    let r = c
+        .command(
+            "distdebug.runAgent",
+            json!({"agent": "command", "command": script}),
+        )
+        .await
+        .unwrap();
+    let Some(run) = r["result"]["run"].as_str().map(str::to_string) else {
+        // Without bubblewrap the server refuses to run an unconfined agent; nothing to test.
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("sandbox"),
+            "{r}"
+        );
+        return;
+    };
+    c.wait_for("the agent's live step", |m| {
+        is_notification(m, "distdebug/trajectoryStep") && m["params"]["step"]["text"] == "waiting"
+    })
+    .await
+    .unwrap();
+    assert!(sleeping(&marker), "the agent is running before the cancel");
+    let r = c
+        .command("distdebug.cancel", json!({"run": run}))
+        .await
+        .unwrap();
+    assert_eq!(r["result"]["cancelled"], json!([run]));
+    let st = status(&mut c).await;
+    let config = st["attempts"][0]["config"]
+        .as_str()
+        .unwrap_or("command")
+        .to_string();
+    assert_eq!(wait_end(&mut c, &run, &config, 1).await, "cancelled");
+    let st = status(&mut c).await;
+    assert_eq!(st["attempts"][0]["exit"], "cancelled", "{st}");
+    assert!(
+        !sleeping(&marker),
+        "the agent's process group is gone after the cancel"
+    );
+    c.shutdown().await.unwrap();
+}
