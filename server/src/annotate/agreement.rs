@@ -208,12 +208,8 @@ mod tests {
 
     fn label(path: &str, s: u32, e: u32, who: Option<&str>) -> LabelBlock {
         LabelBlock {
-            path: path.into(),
-            start_line: s,
-            end_line: e,
-            note: None,
             annotator: who.map(str::to_string),
-            extra: Default::default(),
+            ..LabelBlock::new(path, s, e)
         }
     }
 

@@ -235,24 +235,7 @@ mod tests {
         a.blocks = vec![block("a.rs", 1, 3), block("b.rs", 9, 9)];
         let labels = LabelSet {
             incident_dir: PathBuf::new(),
-            blocks: vec![
-                LabelBlock {
-                    path: "a.rs".into(),
-                    start_line: 2,
-                    end_line: 2,
-                    note: None,
-                    annotator: None,
-                    extra: Default::default(),
-                },
-                LabelBlock {
-                    path: "c.rs".into(),
-                    start_line: 5,
-                    end_line: 6,
-                    note: None,
-                    annotator: None,
-                    extra: Default::default(),
-                },
-            ],
+            blocks: vec![LabelBlock::new("a.rs", 2, 2), LabelBlock::new("c.rs", 5, 6)],
         };
         let v = View::build(Some(&a), Some(&labels), true, None, false);
         let codes = |f: &str| v.file(f).iter().map(|x| x.code).collect::<Vec<_>>();

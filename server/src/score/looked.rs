@@ -198,14 +198,7 @@ mod tests {
     }
 
     fn label(path: &str, s: u32, e: u32) -> LabelBlock {
-        LabelBlock {
-            path: path.into(),
-            start_line: s,
-            end_line: e,
-            note: None,
-            annotator: None,
-            extra: Default::default(),
-        }
+        LabelBlock::new(path, s, e)
     }
 
     #[test]
