@@ -6,6 +6,9 @@ pub mod lsp;
 
 pub mod report;
 pub mod run;
+pub mod submit;
+
+pub mod annotate;
 
 pub mod agent;
 pub mod score;

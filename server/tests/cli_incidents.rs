@@ -97,3 +97,38 @@ fn usage_errors_exit_2() {
     let (code, _, _) = distdebug(&["incidents", "frobnicate"]);
     assert_eq!(code, 2);
 }
+
+/// `distdebug incidents list | head -1` ends quietly, as `ls | head` does, without a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_listing_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    // More incidents than a pipe buffer holds, so the listing is still writing when the
+    // reader goes away.
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        let d = t.path().join(format!("incident-{i:05}"));
+        std::fs::create_dir(&d).unwrap();
+        let m = format!(
+            r#"{{"id":"incident-{i:05}","system":"S","language":"go","category":"logic","repository":{{"path":"repo"}}}}"#
+        );
+        std::fs::write(d.join("incident.json"), m).unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_distdebug"))
+        .args(["incidents", "list", "--dir"])
+        .arg(t.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the pipe is closed while the listing may still be writing.
+    let out = child.wait_with_output().unwrap();
+    assert!(!first.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}

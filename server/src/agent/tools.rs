@@ -417,18 +417,32 @@ impl Toolbox {
         }
         let text = crate::incident::read_text_lossy(&path)
             .map_err(|e| format!("outline: {rel}: cannot read: {e}"))?;
-        let defs = outline_definitions(&rel, &text);
-        if defs.is_empty() {
+        // The code model's tree-sitter outline gives each definition's whole range; files in
+        // languages it does not parse fall back to definition-looking lines.
+        let defs = crate::code::outline(Path::new(&rel), &text);
+        let body = if defs.is_empty() {
+            outline_definitions(&rel, &text)
+                .iter()
+                .map(|(line, sig)| format!("{line:>6}: {sig}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            defs.iter()
+                .map(|d| {
+                    format!(
+                        "{:>6}-{:<6} {} {}",
+                        d.start_line, d.end_line, d.kind, d.name
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        if body.is_empty() {
             return Ok(ToolOutput::ok(
                 format!("{rel}: no definitions found"),
                 Vec::new(),
             ));
         }
-        let body = defs
-            .iter()
-            .map(|(line, sig)| format!("{line:>6}: {sig}"))
-            .collect::<Vec<_>>()
-            .join("\n");
         Ok(ToolOutput::ok(body, Vec::new()))
     }
 
@@ -440,9 +454,8 @@ impl Toolbox {
     }
 }
 
-/// The definitions of a file as (line, signature). A line-based stand-in for the code
-/// model's tree-sitter outline: it recognizes the definition keywords of the languages the
-/// incidents use.
+/// The definitions of a file as (line, signature), found line by line: the outline of files
+/// whose language the code model does not parse.
 pub fn outline_definitions(_path: &str, text: &str) -> Vec<(u32, String)> {
     static DEF: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = DEF.get_or_init(|| {
@@ -586,14 +599,19 @@ mod tests {
         let out = tb.run("list", &json!({"path": "src"}));
         assert_eq!(out.text, "Big.java\nLeader.java");
         let out = tb.run("outline", &json!({"path": "src/Leader.java"}));
+        let lines: Vec<&str> = out.text.lines().map(|l| l.trim()).collect();
         assert!(
-            out.text.contains("2: public class Leader {"),
-            "{}",
+            lines
+                .iter()
+                .any(|l| l.starts_with("2-6 ") && l.ends_with(" Leader")),
+            "the class with its whole range: {}",
             out.text
         );
         assert!(
-            out.text.contains("3: private void bumpEpoch(long e) {"),
-            "{}",
+            lines
+                .iter()
+                .any(|l| l.starts_with("3-5 ") && l.ends_with(" bumpEpoch")),
+            "the method with its whole range: {}",
             out.text
         );
         let out = tb.run("grep", &json!({}));

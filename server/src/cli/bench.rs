@@ -14,6 +14,45 @@ pub enum BenchCommand {
     Attempt(super::bench_baseline::AttemptArgs),
     /// Time `score` on a synthetic results tree (default 17 configs x 120 incidents x 3 attempts)
     Score(BenchScoreArgs),
+    /// The language server under load (default 5,000 predicted blocks across 500 files, a ~37 MB
+    /// workspace): publishing time, code lens and hover latency, memory
+    Lsp(BenchLspArgs),
+    /// Labeling: label changes (lock, merge, atomic write) with one and two writers on a large
+    /// labels.json, snapping in a large file, agreement over many labels
+    Annotate(BenchAnnotateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchAnnotateArgs {
+    /// Blocks already in labels.json
+    #[arg(long, default_value_t = 1000)]
+    pub existing: usize,
+    /// Label changes timed (per writer in the two-writer run)
+    #[arg(long, default_value_t = 200)]
+    pub writes: usize,
+    /// Lines of the generated source file snapped in
+    #[arg(long, default_value_t = 20_000)]
+    pub source_lines: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchLspArgs {
+    #[arg(long, default_value_t = 500)]
+    pub files: usize,
+    #[arg(long, default_value_t = 10)]
+    pub blocks_per_file: usize,
+    /// Size of the generated workspace
+    #[arg(long, default_value_t = 37)]
+    pub workspace_mb: usize,
+    /// Documents opened before measuring
+    #[arg(long, default_value_t = 50)]
+    pub open: usize,
+    /// Code lens requests (and as many hovers)
+    #[arg(long, default_value_t = 2000)]
+    pub requests: usize,
+    /// Times the attempt is shown (cleared in between)
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +82,71 @@ pub fn run(c: BenchCommand) -> CliResult {
         BenchCommand::Index(a) => super::bench_baseline::index(a),
         BenchCommand::Attempt(a) => super::bench_baseline::attempt(a),
         BenchCommand::Score(a) => bench_score(a),
+        BenchCommand::Lsp(a) => bench_lsp(a),
+        BenchCommand::Annotate(a) => bench_annotate(a),
     }
+}
+
+fn bench_annotate(a: BenchAnnotateArgs) -> CliResult {
+    if a.writes == 0 || a.source_lines < 10 {
+        return Err(CliError::usage(
+            "--writes must be at least 1 and --source-lines at least 10",
+        ));
+    }
+    let dir = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let spec = crate::annotate::bench::AnnotateBenchSpec {
+        existing: a.existing,
+        writes: a.writes,
+        source_lines: a.source_lines,
+    };
+    let r = crate::annotate::bench::run(dir.path(), &spec)?;
+    println!(
+        "labels.json with {} blocks ({} bytes): one writer, per change p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        r.existing_blocks, r.labels_json_bytes, r.one_writer.p50_ms, r.one_writer.p99_ms, r.one_writer.max_ms
+    );
+    println!(
+        "two writers, {} changes each: {:.2} s, {:.0} changes/s, {} lost",
+        a.writes, r.two_writers_seconds, r.two_writers_changes_per_second, r.two_writers_lost
+    );
+    println!(
+        "snap in a {}-line file: parse + snap p50 {:.2} ms, p99 {:.2} ms; on the parsed model p50 {:.4} ms",
+        r.source_lines, r.snap_cold.p50_ms, r.snap_cold.p99_ms, r.snap_warm.p50_ms
+    );
+    println!(
+        "agreement over {} labels: {:.2} ms",
+        r.agreement_labels, r.agreement_ms
+    );
+    let json = serde_json::to_string(&r)
+        .map_err(|e| CliError::bad_input(format!("cannot serialise the figures: {e}")))?;
+    println!("{json}");
+    Ok(())
+}
+
+fn bench_lsp(a: BenchLspArgs) -> CliResult {
+    if a.files == 0 || a.blocks_per_file == 0 || a.requests == 0 {
+        return Err(CliError::usage(
+            "--files, --blocks-per-file and --requests must be at least 1",
+        ));
+    }
+    let spec = crate::lsp::bench::LspBenchSpec {
+        files: a.files,
+        blocks_per_file: a.blocks_per_file,
+        workspace_bytes: a.workspace_mb * 1024 * 1024,
+        open_files: a.open.min(a.files),
+        requests: a.requests,
+        rounds: a.rounds.max(1),
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::bad_input(format!("cannot find the distdebug binary: {e}")))?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let rt = super::runtime()?;
+    let report = rt.block_on(crate::lsp::bench::run(&exe, tmp.path(), &spec))?;
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| CliError::bad_input(format!("cannot print the figures: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 fn bench_score(a: BenchScoreArgs) -> CliResult {

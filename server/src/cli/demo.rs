@@ -61,15 +61,26 @@ pub fn run(a: DemoArgs) -> CliResult {
         a.attempts,
         a.out.display()
     );
+    // The demo always makes every attempt anew: it shows the whole loop.
     let outcome = super::run::run_incidents(
         &spec,
         &bundled,
-        a.attempts,
-        jobs,
+        &super::run::RunSettings {
+            attempts: a.attempts,
+            jobs,
+            offline: true,
+            shard: None,
+            resume: false,
+            command: "distdebug demo",
+        },
         &a.out,
-        true,
-        "distdebug demo",
     )?;
+    if outcome.interrupted {
+        return Err(CliError {
+            status: 130,
+            messages: vec!["interrupted".to_string()],
+        });
+    }
     for f in &outcome.failures {
         eprintln!("{f}");
     }

@@ -3,14 +3,19 @@
 
 pub mod agent_args;
 pub mod agent_tool;
+pub mod agreement;
 pub mod bench;
 pub mod bench_baseline;
+pub mod compare;
 pub mod demo;
 pub mod incidents;
+pub mod lsp;
 pub mod prepare;
+pub mod report;
 pub mod run;
 pub mod score;
 mod scoring;
+pub mod submit;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -48,9 +53,19 @@ pub enum Command {
     Run(run::RunArgs),
     /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
     Score(score::ScoreArgs),
+    /// Agreement between the annotators of incidents' labels: block coverage, line kappa
+    Agreement(agreement::AgreementArgs),
+    /// Two results folders side by side, incident by incident: scores, block overlap, Jaccard
+    Compare(compare::CompareArgs),
+    /// Write the self-contained HTML report of one or more scored configurations
+    Report(report::ReportArgs),
+    /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
+    Submit(submit::SubmitArgs),
     /// Benchmarks that print figures (indexing, one offline attempt, scoring)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The language server on stdin/stdout
+    Lsp(lsp::LspArgs),
     /// Serves one sandboxed tool call of the model agent (internal)
     #[command(hide = true)]
     AgentTool,
@@ -94,7 +109,12 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),
+        Command::Agreement(a) => agreement::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Submit(a) => submit::run(a),
         Command::Bench(c) => bench::run(c),
+        Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
     };
     match result {

@@ -1,12 +1,18 @@
 //! `distdebug run`: attempts of one agent on incidents, written under `results/<config>/`
-//! (each attempt's files, then `run.json`), `--jobs` attempts at a time.
+//! (each attempt's files, then `run.json`), `--jobs` attempts at a time. Resumable: finished
+//! attempts are skipped. `--shard K/N` runs one deterministic slice of the attempts.
 
 use super::{CliError, CliResult, IncidentsDirArg};
 use crate::agent::AgentSpec;
 use crate::incident::{self, prepare::PrepareOptions, Incident};
-use crate::run::{run_info, run_jobs, write_run_info, AttemptSummary, Job};
+use crate::run::info::{configuration_difference, merge_run_info, read_run_info};
+use crate::run::{
+    all_pairs, is_finished, run_info, run_jobs, write_run_info, AttemptSummary, Job, Pair,
+    Progress, Shard,
+};
 use clap::Args;
 use serde_json::json;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -29,6 +35,9 @@ pub struct RunArgs {
     /// Attempts run at once
     #[arg(long, default_value_t = 1)]
     pub jobs: usize,
+    /// Run only shard K of N (K from 0): a deterministic slice of the (incident, attempt) pairs
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Never touch the network when preparing workspaces
     #[arg(long)]
     pub offline: bool,
@@ -48,6 +57,10 @@ pub fn run(a: RunArgs) -> CliResult {
     if a.jobs == 0 {
         return Err(CliError::usage("--jobs must be at least 1"));
     }
+    let shard = match &a.shard {
+        Some(s) => Shard::parse(s).map_err(CliError::usage)?,
+        None => Shard::all(),
+    };
     let root = incident::incidents_dir(a.dir.dir.as_deref());
     let dirs: Vec<PathBuf> = if a.all {
         incident::list_incident_dirs(&root).map_err(|e| {
@@ -70,12 +83,32 @@ pub fn run(a: RunArgs) -> CliResult {
     let outcome = run_incidents(
         &spec,
         &dirs,
-        a.attempts,
-        a.jobs,
+        &RunSettings {
+            attempts: a.attempts,
+            jobs: a.jobs,
+            offline: a.offline,
+            shard: a.shard.as_ref().map(|_| shard),
+            resume: true,
+            command: "distdebug run",
+        },
         &a.out,
-        a.offline,
-        "distdebug run",
     )?;
+    if outcome.interrupted {
+        let mut messages = outcome.failures;
+        messages.push(format!(
+            "interrupted: {} attempt(s) finished in this run, {} left; run the same command again to resume",
+            outcome
+                .attempts
+                .iter()
+                .filter(|s| s.exit != crate::attempt::Exit::Cancelled)
+                .count(),
+            outcome.left
+        ));
+        return Err(CliError {
+            status: 130,
+            messages,
+        });
+    }
     if outcome.failures.is_empty() {
         Ok(())
     } else {
@@ -86,93 +119,182 @@ pub fn run(a: RunArgs) -> CliResult {
     }
 }
 
+/// How `run_incidents` runs.
+pub(crate) struct RunSettings<'a> {
+    pub attempts: u32,
+    pub jobs: usize,
+    pub offline: bool,
+    /// `Some` when this process runs one shard of a larger run.
+    pub shard: Option<Shard>,
+    /// Skip attempts that are already finished on disk (else every attempt is made anew).
+    pub resume: bool,
+    /// The command, recorded in `run.json`.
+    pub command: &'a str,
+}
+
 /// What a run of many attempts produced.
 pub(crate) struct RunOutcome {
     pub incidents: Vec<Incident>,
+    /// The attempts this run finished (not those skipped as already finished).
     pub attempts: Vec<AttemptSummary>,
     /// One sentence per incident that could not be prepared or attempt that failed.
     pub failures: Vec<String>,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// Attempts of this run (or shard) not finished when it ended.
+    pub left: usize,
 }
 
-/// Prepares each incident's workspace, runs `attempts` attempts of `spec` on each (`jobs` at
-/// a time), scores each finished attempt, and writes `run.json` into `out`. Incidents that
-/// cannot be prepared are reported and skipped.
+/// Runs the attempts of `spec` on the incidents in `dirs` that `settings` asks for: the pairs
+/// of its shard, less those already finished when resuming, `jobs` at a time, each incident's
+/// workspace prepared once. Scores each finished attempt and keeps `run.json` in `out` up to
+/// date (at the start, so an interrupted run still says how it was made, and at the end).
+/// Ctrl-C cancels the running attempts (they end as `cancelled`, which a resumed run redoes)
+/// and starts no more; a second Ctrl-C quits at once. Every file is written atomically, so
+/// nothing is left half-written either way.
 pub(crate) fn run_incidents(
     spec: &AgentSpec,
     dirs: &[PathBuf],
-    attempts: u32,
-    jobs: usize,
+    settings: &RunSettings,
     out: &Path,
-    offline: bool,
-    command: &str,
 ) -> Result<RunOutcome, CliError> {
+    let mut failures = Vec::new();
+    let mut loaded: Vec<Incident> = Vec::new();
+    for d in dirs {
+        match Incident::load(d) {
+            Ok(i) => loaded.push(i),
+            Err(p) => failures.push(p.to_string()),
+        }
+    }
+    let ids: Vec<String> = loaded.iter().map(|i| i.id().to_string()).collect();
+    let pairs = all_pairs(&ids, settings.attempts);
+    let mine: &[Pair] = settings.shard.unwrap_or_else(Shard::all).slice(&pairs);
+    let todo: Vec<Pair> = mine
+        .iter()
+        .filter(|p| !(settings.resume && is_finished(out, p)))
+        .cloned()
+        .collect();
+    let skipped = mine.len() - todo.len();
+
+    // One results folder holds one configuration: a resumed run or another shard must be
+    // the same agent, model and settings as what is there.
+    let mut run_settings = json!({"attempts": settings.attempts, "jobs": settings.jobs,
+        "incidents": ids, "command": settings.command});
+    if let Some(s) = settings.shard {
+        run_settings["shard"] = json!(s.to_string());
+    }
+    let mut info = run_info(spec, run_settings);
+    let existing = read_run_info(out).map_err(|e| {
+        CliError::bad_input(format!(
+            "{e}; remove it or choose another --out to start a new results folder"
+        ))
+    })?;
+    // (The demo, which redoes every attempt, overwrites whatever was there.)
+    if let (Some(old), true) = (&existing, settings.resume) {
+        if let Some(why) = configuration_difference(old, &info) {
+            return Err(CliError::bad_input(format!(
+                "{}: holds another configuration ({why}); choose another --out, or remove the folder to start over",
+                out.display()
+            )));
+        }
+    }
+    info = merge_run_info(existing.as_ref(), info);
+
     let rt = super::runtime()?;
     let workspaces = tempfile::tempdir()
         .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
-    let mut failures = Vec::new();
+    let needed: std::collections::BTreeSet<&str> =
+        todo.iter().map(|p| p.incident.as_str()).collect();
     let mut prepared: Vec<(Incident, PathBuf)> = Vec::new();
-    for d in dirs {
-        let inc = match Incident::load(d) {
-            Ok(i) => i,
-            Err(p) => {
-                failures.push(p.to_string());
-                continue;
-            }
-        };
+    let mut unprepared: std::collections::BTreeSet<String> = Default::default();
+    for inc in loaded.iter().filter(|i| needed.contains(i.id())) {
         let ws = workspaces.path().join(inc.id());
         match incident::prepare::prepare_workspace(
-            &inc,
+            inc,
             &ws,
             &PrepareOptions {
                 force: true,
-                offline,
+                offline: settings.offline,
             },
         ) {
-            Ok(_) => prepared.push((inc, ws)),
-            Err(e) => failures.push(format!("{}: cannot prepare: {e}", inc.id())),
+            Ok(_) => prepared.push((inc.clone(), ws)),
+            Err(e) => {
+                failures.push(format!("{}: cannot prepare: {e}", inc.id()));
+                unprepared.insert(inc.id().to_string());
+            }
         }
     }
     std::fs::create_dir_all(out)
         .map_err(|e| CliError::bad_input(format!("{}: cannot create: {e}", out.display())))?;
-    let ids: Vec<&str> = prepared.iter().map(|(i, _)| i.id()).collect();
-    let mut info = run_info(
-        spec,
-        json!({"attempts": attempts, "jobs": jobs, "incidents": ids, "command": command}),
-    );
     // Written at the start too, so an interrupted run still says how it was made.
     write_run_info(out, &info)?;
-    let job_list: Vec<Job> = prepared
+    let job_list: Vec<Job> = todo
         .iter()
-        .flat_map(|(_, ws)| {
-            (1..=attempts).map(move |k| Job {
+        .filter_map(|p| {
+            let (_, ws) = prepared.iter().find(|(i, _)| i.id() == p.incident)?;
+            Some(Job {
+                incident: p.incident.clone(),
                 workspace: ws.clone(),
-                attempt: k,
+                attempt: p.attempt,
             })
         })
         .collect();
+    let incidents_in_scope = mine
+        .iter()
+        .map(|p| p.incident.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let mut progress = Progress::new(
+        &todo
+            .iter()
+            .filter(|p| !unprepared.contains(&p.incident))
+            .cloned()
+            .collect::<Vec<_>>(),
+        incidents_in_scope,
+        std::io::stderr().is_terminal(),
+    );
+    progress.println(&format!(
+        "{}: {} attempt(s) to run on {} incident(s){}{}, {} at a time",
+        settings.command,
+        job_list.len(),
+        job_list
+            .iter()
+            .map(|j| j.incident.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        settings
+            .shard
+            .map(|s| format!(" (shard {s} of {} attempts in all)", pairs.len()))
+            .unwrap_or_default(),
+        if skipped > 0 {
+            format!("; {skipped} already finished, skipped")
+        } else {
+            String::new()
+        },
+        settings.jobs
+    ));
+
     let cancel = tokio_util::sync::CancellationToken::new();
     let on_signal = cancel.clone();
     rt.spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("stopping: running attempts are cancelled and no more start (Ctrl-C again to quit at once)");
             on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                // Every file is written atomically: quitting now leaves no half-written file,
+                // only unfinished attempts, which the next run redoes.
+                eprintln!("quitting; run the same command again to resume");
+                std::process::exit(130);
+            }
         }
     });
-    let results = rt.block_on(run_jobs(spec, job_list, out, jobs, &cancel, |r| match r {
-        Ok(s) => eprintln!(
-            "{} attempt {}: {} ({} blocks){}",
-            s.incident,
-            s.attempt,
-            s.exit.as_str(),
-            s.blocks,
-            s.error
-                .as_deref()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default()
-        ),
-        Err(e) => eprintln!("{e}"),
+    let results = rt.block_on(run_jobs(spec, job_list, out, settings.jobs, &cancel, |e| {
+        progress.event(&e)
     }));
+    progress.finish();
+    let interrupted = cancel.is_cancelled();
     let mut summaries = Vec::new();
-    for r in results {
+    for r in results.into_iter().flatten() {
         match r {
             Ok(s) => summaries.push(s),
             Err(e) => failures.push(e),
@@ -183,11 +305,22 @@ pub(crate) fn run_incidents(
             super::scoring::score_attempt(inc, &s.dir);
         }
     }
+    let left = mine.iter().filter(|p| !is_finished(out, p)).count();
+    // The end, unless another run on this folder (a shard) is still going: then the last to
+    // finish sets it. An interrupted run records that it was.
     info.finished_at = crate::util::now_rfc3339();
-    write_run_info(out, &info)?;
+    if interrupted {
+        info.extra.insert("interrupted".into(), json!(true));
+    } else {
+        info.extra.remove("interrupted");
+    }
+    let latest = read_run_info(out).ok().flatten();
+    write_run_info(out, &merge_run_info(latest.as_ref(), info))?;
     Ok(RunOutcome {
         incidents: prepared.into_iter().map(|(i, _)| i).collect(),
         attempts: summaries,
         failures,
+        interrupted,
+        left,
     })
 }

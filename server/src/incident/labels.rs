@@ -1,6 +1,6 @@
 //! `labels.json`: the human-labeled causal blocks of an incident (never shown to an agent).
 
-use super::problem::{kind, JsonReader, Problem};
+use super::problem::{kind, read_json_file, JsonReader, Problem};
 use crate::util::paths::unsafe_rel_path_reason;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -27,6 +27,20 @@ pub struct Labels {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl LabelBlock {
+    /// A block with no note, annotator or other fields.
+    pub fn new(path: impl Into<String>, start_line: u32, end_line: u32) -> LabelBlock {
+        LabelBlock {
+            path: path.into(),
+            start_line,
+            end_line,
+            note: None,
+            annotator: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 impl Labels {
     /// Loads `labels.json`, returning the first problem (see `load_all` for every one).
     pub fn load(file: &Path) -> Result<Labels, Problem> {
@@ -40,20 +54,10 @@ impl Labels {
     /// Loads `labels.json` and reports every problem of shape (not of content: that the files
     /// and lines exist is checked by `incident::validate` against the repository).
     pub fn load_all(file: &Path) -> (Option<Labels>, Vec<Problem>) {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => {
-                return (
-                    None,
-                    vec![Problem::new(file, "", format!("cannot read: {e}"))],
-                )
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => return (None, vec![Problem::from_json_error(file, &e)]),
-        };
-        Labels::from_value(file, &value)
+        match read_json_file(file) {
+            Ok(value) => Labels::from_value(file, &value),
+            Err(p) => (None, vec![p]),
+        }
     }
 
     pub fn from_value(file: &Path, v: &serde_json::Value) -> (Option<Labels>, Vec<Problem>) {

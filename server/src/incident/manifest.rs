@@ -1,6 +1,6 @@
 //! `incident.json`: the manifest of one incident (CONTRACT §1), parsed with JSON-path errors.
 
-use super::problem::{kind, JsonReader, Problem};
+use super::problem::{kind, read_json_file, JsonReader, Problem};
 use serde::Serialize;
 use std::path::Path;
 
@@ -97,20 +97,10 @@ impl Manifest {
     /// Loads `incident.json` and returns every problem found, plus the manifest when its
     /// required fields could be read.
     pub fn load_all(file: &Path) -> (Option<Manifest>, Vec<Problem>) {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => {
-                return (
-                    None,
-                    vec![Problem::new(file, "", format!("cannot read: {e}"))],
-                )
-            }
-        };
-        let value: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => return (None, vec![Problem::from_json_error(file, &e)]),
-        };
-        Manifest::from_value(file, &value)
+        match read_json_file(file) {
+            Ok(value) => Manifest::from_value(file, &value),
+            Err(p) => (None, vec![p]),
+        }
     }
 
     pub fn from_value(file: &Path, v: &serde_json::Value) -> (Option<Manifest>, Vec<Problem>) {

@@ -56,6 +56,14 @@ impl fmt::Display for Problem {
 
 impl std::error::Error for Problem {}
 
+/// Reads and parses a JSON input file; the problem names the file and, for a syntax error,
+/// the line and column.
+pub fn read_json_file(file: &Path) -> Result<serde_json::Value, Problem> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Problem::new(file, "", format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| Problem::from_json_error(file, &e))
+}
+
 /// Reads JSON fields from a `serde_json::Value` while recording where each one lives, so every
 /// complaint can name the JSON path of the offending value.
 pub struct JsonReader<'a> {

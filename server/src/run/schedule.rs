@@ -1,73 +1,98 @@
-//! Running many attempts: up to `parallel` at once as tokio tasks, results in job order.
+//! Running many attempts: up to `parallel` at once as tokio tasks, results in job order, and
+//! an event as each attempt starts and finishes (for a progress display).
 
 use super::attempt::{run_attempt, AttemptSummary};
 use crate::agent::AgentSpec;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tokio::sync::Semaphore;
+use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-/// One attempt to run: attempt `attempt` on the prepared `workspace`.
+/// One attempt to run: attempt `attempt` of `incident` on its prepared `workspace`.
 #[derive(Debug, Clone)]
 pub struct Job {
+    pub incident: String,
     pub workspace: PathBuf,
     pub attempt: u32,
 }
 
+/// What `run_jobs` reports as it goes.
+pub enum JobEvent<'a> {
+    Started(&'a Job),
+    Finished(&'a Job, &'a Result<AttemptSummary, String>),
+}
+
 /// Runs `jobs` with at most `parallel` attempts at a time, writing under `config_dir`.
-/// `on_done` sees each result as it finishes (in finishing order); the returned results are
-/// in job order. Cancelling `cancel` makes running attempts end as cancelled and skips the
-/// ones not started.
+/// `on_event` sees each attempt start and finish (a start always before its finish). The
+/// returned results are in job order; `None` is a job that never started because `cancel` was
+/// cancelled first. Cancelling makes running attempts end as cancelled.
 pub async fn run_jobs(
     spec: &AgentSpec,
     jobs: Vec<Job>,
     config_dir: &Path,
     parallel: usize,
     cancel: &CancellationToken,
-    mut on_done: impl FnMut(&Result<AttemptSummary, String>),
-) -> Vec<Result<AttemptSummary, String>> {
+    mut on_event: impl FnMut(JobEvent),
+) -> Vec<Option<Result<AttemptSummary, String>>> {
     let permits = Arc::new(Semaphore::new(parallel.max(1)));
+    let (started_tx, mut started_rx) = mpsc::unbounded_channel::<usize>();
     let mut set = tokio::task::JoinSet::new();
-    let n = jobs.len();
-    for (i, job) in jobs.into_iter().enumerate() {
-        let (spec, dir, cancel, permits) = (
+    let mut index_of: HashMap<tokio::task::Id, usize> = HashMap::new();
+    for (i, job) in jobs.iter().cloned().enumerate() {
+        let (spec, dir, cancel, permits, started) = (
             spec.clone(),
             config_dir.to_path_buf(),
             cancel.clone(),
             permits.clone(),
+            started_tx.clone(),
         );
-        set.spawn(async move {
-            let result = match permits.acquire_owned().await {
-                Ok(_permit) if !cancel.is_cancelled() => {
-                    run_attempt(&spec, &job.workspace, &dir, job.attempt, None, &cancel).await
+        let handle = set.spawn(async move {
+            // The permit goes back with the result and is released only after the finish
+            // is reported, so a display never counts more than `parallel` running.
+            match permits.acquire_owned().await {
+                Ok(permit) if !cancel.is_cancelled() => {
+                    let _ = started.send(i);
+                    let r =
+                        run_attempt(&spec, &job.workspace, &dir, job.attempt, None, &cancel).await;
+                    (i, Some(r), Some(permit))
                 }
-                _ => Err(format!(
-                    "{}: attempt {} not started: the run was cancelled",
-                    job.workspace.display(),
-                    job.attempt
-                )),
-            };
-            (i, result)
+                _ => (i, None, None),
+            }
         });
+        index_of.insert(handle.id(), i);
     }
-    let mut results: Vec<Option<Result<AttemptSummary, String>>> = (0..n).map(|_| None).collect();
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok((i, r)) => {
-                on_done(&r);
-                results[i] = Some(r);
-            }
-            Err(e) => {
-                let r = Err(format!("an attempt stopped unexpectedly: {e}"));
-                on_done(&r);
-                if let Some(slot) = results.iter_mut().find(|s| s.is_none()) {
-                    *slot = Some(r);
+    drop(started_tx);
+    let mut results: Vec<Option<Result<AttemptSummary, String>>> =
+        (0..jobs.len()).map(|_| None).collect();
+    loop {
+        tokio::select! {
+            // Starts first: a task sends its start before it can finish, so draining the
+            // starts first keeps every start ahead of its finish.
+            biased;
+            Some(i) = started_rx.recv() => on_event(JobEvent::Started(&jobs[i])),
+            joined = set.join_next_with_id() => match joined {
+                None => break,
+                Some(Ok((_, (i, r, permit)))) => {
+                    if let Some(r) = &r {
+                        on_event(JobEvent::Finished(&jobs[i], r));
+                    }
+                    results[i] = r;
+                    drop(permit);
                 }
-            }
+                Some(Err(e)) => {
+                    if let Some(&i) = index_of.get(&e.id()) {
+                        let job = &jobs[i];
+                        let r = Err(format!(
+                            "{} attempt {}: stopped unexpectedly: {e}",
+                            job.incident, job.attempt
+                        ));
+                        on_event(JobEvent::Finished(job, &r));
+                        results[i] = Some(r);
+                    }
+                }
+            },
         }
     }
     results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("an attempt left no result".to_string())))
-        .collect()
 }

@@ -2,6 +2,7 @@
 //! compute the metrics, and write `diagnosis_scores.json` beside them.
 
 use super::leakage::{self, Leakage, LeakageContext, StepView};
+use super::looked::{first_look, FirstLook, Read};
 use super::metrics::{score_blocks, Metrics};
 use crate::attempt::layout::{DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY, TRAJECTORY_LIVE};
 use crate::attempt::{Diagnosis, RunInfo};
@@ -46,6 +47,10 @@ pub struct AttemptScore {
     pub file_coverage: f64,
     pub labels: Vec<ScoredLabel>,
     pub blocks: Vec<ScoredBlock>,
+    /// Where the agent looked (an extra field, after those of CONTRACT §3): the first step
+    /// that read a labeled line. Left out when the attempt has no trajectory to read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub looked: Option<FirstLook>,
 }
 
 impl AttemptScore {
@@ -207,10 +212,13 @@ pub fn evaluate_attempt(
     // The steps come from trajectory.json, else from the live trajectory.jsonl.
     let json = std::fs::read_to_string(attempt_dir.join(TRAJECTORY)).ok();
     let jsonl: String;
+    let mut has_trajectory = json.is_some();
     let (steps, tokens, traj_attempt) = match parse_trajectory(json.as_deref()) {
         Some(t) => t,
         None => {
-            jsonl = std::fs::read_to_string(attempt_dir.join(TRAJECTORY_LIVE)).unwrap_or_default();
+            let live = std::fs::read_to_string(attempt_dir.join(TRAJECTORY_LIVE));
+            has_trajectory |= live.is_ok();
+            jsonl = live.unwrap_or_default();
             (parse_jsonl(&jsonl), None, None)
         }
     };
@@ -258,6 +266,18 @@ pub fn evaluate_attempt(
                 hit: *h,
             })
             .collect(),
+        looked: has_trajectory.then(|| {
+            let reads: Vec<Read> = steps
+                .iter()
+                .flat_map(|s| {
+                    s.paths_read.iter().map(|p| {
+                        let (start, end) = p.lines();
+                        Read::new(s.index, &p.path, start, end)
+                    })
+                })
+                .collect();
+            first_look(&reads, &labels.blocks)
+        }),
     };
     let path = attempt_dir.join(SCORES);
     let write_error = write_json_if_changed(&path, &score)
@@ -403,8 +423,13 @@ mod tests {
                 "block_hit_rate",
                 "file_coverage",
                 "labels",
-                "blocks"
+                "blocks",
+                "looked"
             ]
+        );
+        assert_eq!(
+            on_disk["looked"],
+            json!({"first_look_step": null, "labels_read": 0, "labels": 1, "files_read": 0})
         );
         assert_eq!(on_disk["leakage"], json!({"flagged": false, "reasons": []}));
         assert_eq!(
@@ -475,6 +500,40 @@ mod tests {
         .unwrap();
         let s = score_attempt_dir(&inc, &labels, &dir);
         assert_eq!(s.leakage.reasons[0].rule, "fix-patch");
+    }
+
+    #[test]
+    fn the_first_step_that_read_a_labeled_line_is_added_to_the_scores() {
+        let (inc, labels) = fixture();
+        let tmp = tempfile::tempdir().unwrap();
+        // The label is src/lease.py 13-18: step 1 reads 1-12 (not yet), step 3 reads 10-20.
+        let dir = attempt(
+            tmp.path(),
+            1,
+            Some(r#"{"blocks":[]}"#),
+            json!([
+                {"index": 0, "kind": "thought"},
+                {"index": 1, "kind": "action", "tool": "read",
+                 "paths_read": [{"path": "src/lease.py", "start_line": 1, "end_line": 12}]},
+                {"index": 2, "kind": "action", "tool": "read",
+                 "paths_read": [{"path": "src/server.py", "start_line": "x"}]},
+                {"index": 3, "kind": "action", "tool": "read",
+                 "paths_read": [{"path": "./src/lease.py", "start_line": 10, "end_line": 20}]}
+            ]),
+        );
+        let s = score_attempt_dir(&inc, &labels, &dir);
+        assert_eq!(
+            s.looked,
+            Some(FirstLook {
+                first_look_step: Some(3),
+                labels_read: 1,
+                labels: 1,
+                files_read: 2
+            })
+        );
+        // An attempt without any trajectory says nothing about where it looked.
+        std::fs::remove_file(dir.join(TRAJECTORY)).unwrap();
+        assert_eq!(score_attempt_dir(&inc, &labels, &dir).looked, None);
     }
 
     #[test]

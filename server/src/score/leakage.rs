@@ -104,6 +104,24 @@ pub struct StepView<'a> {
 pub struct PathView<'a> {
     #[serde(borrow)]
     pub path: Cow<'a, str>,
+    /// Read as any JSON value so that an odd line number never makes the step unreadable
+    /// (which would hide it from the guard); `lines` keeps what is a line number.
+    #[serde(default)]
+    pub start_line: Option<serde_json::Value>,
+    #[serde(default)]
+    pub end_line: Option<serde_json::Value>,
+}
+
+impl PathView<'_> {
+    /// The start and end lines when they are integers that fit a line number.
+    pub fn lines(&self) -> (Option<u32>, Option<u32>) {
+        let line = |v: &Option<serde_json::Value>| {
+            v.as_ref()
+                .and_then(|v| v.as_u64())
+                .and_then(|n| u32::try_from(n).ok())
+        };
+        (line(&self.start_line), line(&self.end_line))
+    }
 }
 
 impl<'a> StepView<'a> {
@@ -126,6 +144,8 @@ impl<'a> StepView<'a> {
                 .iter()
                 .map(|p| PathView {
                     path: Cow::Borrowed(p.path.as_str()),
+                    start_line: p.start_line.map(serde_json::Value::from),
+                    end_line: p.end_line.map(serde_json::Value::from),
                 })
                 .collect(),
         }

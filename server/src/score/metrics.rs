@@ -196,14 +196,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn label(path: &str, s: u32, e: u32) -> LabelBlock {
-        LabelBlock {
-            path: path.into(),
-            start_line: s,
-            end_line: e,
-            note: None,
-            annotator: None,
-            extra: Default::default(),
-        }
+        LabelBlock::new(path, s, e)
     }
 
     fn block(path: &str, s: u32, e: u32) -> DiagnosisBlock {

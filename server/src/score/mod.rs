@@ -9,6 +9,7 @@ pub mod attempt;
 pub mod bench;
 pub mod bootstrap;
 pub mod leakage;
+pub mod looked;
 pub mod metrics;
 pub mod protocol;
 pub mod table;

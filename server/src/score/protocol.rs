@@ -326,6 +326,7 @@ mod tests {
                 file_coverage: 1.0,
                 labels: vec![],
                 blocks: vec![],
+                looked: None,
             },
             tokens,
             write_error: None,

@@ -11,7 +11,7 @@ pub fn pct(v: f64) -> String {
 }
 
 /// Rounding can print `-0.0`; a reader should see `0.0`.
-fn clean(v: f64) -> f64 {
+pub fn clean(v: f64) -> f64 {
     if v == 0.0 || (v < 0.0 && v > -0.05) {
         0.0
     } else {
@@ -19,7 +19,8 @@ fn clean(v: f64) -> f64 {
     }
 }
 
-fn with_ci(m: &MeanCi) -> String {
+/// A mean with its interval, as percentages (`37.5% [25.0, 50.0]`).
+pub fn with_ci(m: &MeanCi) -> String {
     format!(
         "{} [{:.1}, {:.1}]",
         pct(m.mean),
@@ -28,12 +29,14 @@ fn with_ci(m: &MeanCi) -> String {
     )
 }
 
-fn tokens(t: Option<f64>) -> String {
+/// Tokens per run without decimals, `n/a` when unknown.
+pub fn tokens(t: Option<f64>) -> String {
     t.map(|t| format!("{t:.0}"))
         .unwrap_or_else(|| "n/a".to_string())
 }
 
-fn gap(pp: f64) -> String {
+/// Percentage points with a sign and one decimal (`+17.7`).
+pub fn gap(pp: f64) -> String {
     format!("{:+.1}", clean(pp))
 }
 

@@ -3,18 +3,31 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` so that readers see either the old file or the whole new one,
-/// never a half-written file. The temp file lives in the same directory so the rename stays
-/// on one filesystem.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// A temp file in `path`'s folder (created if missing) to be persisted over `path`, for
+/// writers that stream (a submission package). It gets the permissions of a file made the
+/// ordinary way (0666 less the umask), not tempfile's owner-only 0600: the files written here
+/// are meant to be read by others (a report, results shared on a volume).
+pub fn temp_file_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".distdebug-tmp-")
-        .tempfile_in(dir)?;
+    let mut b = tempfile::Builder::new();
+    b.prefix(".distdebug-tmp-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
+}
+
+/// Writes `bytes` to `path` so that readers see either the old file or the whole new one,
+/// never a half-written file. The temp file lives in the same directory so the rename stays
+/// on one filesystem.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = temp_file_beside(path)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -25,13 +38,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// fsync, for files derived from others that every run recomputes (`diagnosis_scores.json`):
 /// thousands of fsyncs cost seconds, and a crash can only lose what the next run rewrites.
 pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".distdebug-tmp-")
-        .tempfile_in(dir)?;
+    let mut tmp = temp_file_beside(path)?;
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -57,5 +64,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new contents");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "temp files must not be left behind");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The same mode as a file made the ordinary way (0666 less the umask), not 0600.
+            let plain = dir.path().join("plain");
+            std::fs::write(&plain, b"x").unwrap();
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), mode(&plain));
+        }
     }
 }
