@@ -83,7 +83,7 @@ const MAX_FLOW_FRAMES: usize = 3;
 /// Blocks reached by data flow that become candidates, and their weight.
 const MAX_FLOW_CANDIDATES: usize = 40;
 const FLOW_WEIGHT: f64 = 1.0;
-/// Writers of state the report names (`next_idx`), relative to their BM25-free base.
+/// Writers of state the report names (`next_idx`), per unit of how surely the word is code.
 const NAMED_STATE_WEIGHT: f64 = 0.5;
 
 /// How many of the best candidates the trajectory lists (named or not).
@@ -585,7 +585,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         });
     }
 
-    // Data flow: from what the failure reads or prints back to the code that wrote it.
+    // 7. Data flow: from what the failure reads or prints back to the code that wrote it.
     let mut seeds: Vec<dataflow::Seed> = Vec::new();
     for h in logs
         .hits
@@ -787,7 +787,7 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
         }
     }
 
-    // 7. Rank: evidence that converges on a block adds up; BM25 breaks ties.
+    // 8. Rank: evidence that converges on a block adds up; BM25 breaks ties.
     let picked = select(cfg, &index, &scorer, cands);
     let ranked: Vec<String> = picked
         .ranked
@@ -971,7 +971,8 @@ fn select(
     let mut functions: Vec<(usize, Option<usize>)> = Vec::new();
     let mut used = vec![false; eligible.len()];
     for slot in 0..cfg.max_blocks {
-        // After the strongest block, some places go to where the data flow leads.
+        // The last place goes to where the data flow leads, unless a flow block already
+        // made it on its own.
         let want_flow = slot >= 1
             && slot + 1 == cfg.max_blocks
             && !chosen.iter().any(|c| c.source == Source::Flow);

@@ -102,7 +102,7 @@ const MAX_NAMES: usize = 8;
 const MAX_CALLS: usize = 4;
 /// Function names found in more files than this are too common to resolve.
 const MAX_DEFINITION_FILES: usize = 48;
-/// State names found in more files than this are too common to follow.
+/// State names found in more files than this are looked for in their own file only.
 const MAX_STATE_FILES: usize = 24;
 /// Writers of one state name beyond this many are not named (the name is too generic).
 const MAX_WRITERS: usize = 12;
