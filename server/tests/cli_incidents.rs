@@ -1,28 +1,9 @@
 //! The `incidents list` / `incidents validate` commands against good and broken incidents.
 
-use std::path::{Path, PathBuf};
+mod cli_support;
+use cli_support::distdebug;
+
 use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn distdebug(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
-        .args(args)
-        .current_dir(repo_root())
-        .env_remove("DISTDEBUG_INCIDENTS")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn the_fixture_incidents_are_valid_and_listed() {

@@ -2,30 +2,11 @@
 //! `score --json` gives, and bad input is refused without writing anything. (The rendered page
 //! in headless Chromium is tests/e2e-report.sh.)
 
+mod cli_support;
+use cli_support::distdebug;
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn distdebug(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
-        .args(args)
-        .current_dir(repo_root())
-        .env_remove("DISTDEBUG_INCIDENTS")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Three attempts on tiny-lease (label src/lease.py 13..18): the label, the wrong file, and
 /// one that reads labels.json.

@@ -1,30 +1,11 @@
 //! `distdebug score` end to end: a results tree for the tiny-lease fixture, the JSON of
 //! CONTRACT §5, the table, and bad input (missing folders, unknown incidents, broken files).
 
+mod cli_support;
+use cli_support::{distdebug, repo_root};
+
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn distdebug(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
-        .args(args)
-        .current_dir(repo_root())
-        .env_remove("DISTDEBUG_INCIDENTS")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,30 +1,10 @@
 //! `distdebug submit` end to end: pack a results folder, check the package, and refuse a
 //! tampered one with exit status 1. (Every kind of tampering is tested in server/src/submit/.)
 
+mod cli_support;
+use cli_support::distdebug;
+
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn distdebug(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
-        .args(args)
-        .current_dir(repo_root())
-        .env_remove("DISTDEBUG_INCIDENTS")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn pack_check_and_refuse_a_tampered_package() {
