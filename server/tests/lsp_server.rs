@@ -1143,6 +1143,13 @@ async fn scoring_marks_hits_false_positives_and_missed_labels() {
     )
     .unwrap();
     assert_eq!(on_disk["block_coverage"], 1.0);
+    // The answer names the attempt; the file keeps the contract's fields only.
+    assert_eq!(
+        (s["config"].as_str(), s["agent"].as_str()),
+        (Some("ext"), Some("ext")),
+        "{r}"
+    );
+    assert!(on_disk.get("config").is_none(), "{on_disk}");
     let (_, m) = c
         .wait_from(from, "hit on lease.py", |m| {
             is_diagnostics_for(m, &lease) && codes(m).contains(&"hit".to_string())

@@ -4,7 +4,7 @@
 const { test } = require("node:test");
 const assert = require("node:assert/strict");
 const { load } = require("./harness");
-const { describe, scoresFrom, percent } = load("status.js");
+const { describe, scoresFrom, percent, attemptName } = load("status.js");
 const { serverSettings, serverEnv } = load("settings.js");
 const { parseAttemptRef, workspaceOf } = load("commands.js");
 
@@ -79,4 +79,11 @@ test("decorations: one list per kind; a range ending at column 0 stops on the li
   assert.equal(byCode.get("missed")[0].range.end.line, 3);
   assert.equal(byCode.get("hit")[0].range.end.line, 6, "codes given as {value, target} count too");
   assert.equal(byCode.get("label").length, 0);
+});
+
+test("an attempt is named by its agent and number, with its configuration when that differs", () => {
+  assert.equal(attemptName({ config: "baseline", agent: "baseline", attempt: 1 }), "baseline #1");
+  assert.equal(attemptName({ config: "llm-gpt4", agent: "llm", attempt: 2 }), "llm #2 (llm-gpt4)");
+  assert.equal(attemptName({ config: "ext", attempt: 3 }), "ext #3");
+  assert.equal(attemptName({ attempt: 4 }), "agent #4");
 });
