@@ -1083,6 +1083,62 @@ async fn open_incident_prepares_and_shows_the_report() {
     c.shutdown().await.unwrap();
 }
 
+/// A command's answer is written after the messages it caused: when the answer to
+/// `distdebug.score` arrives, its `hit` diagnostics and its log line have arrived already (a
+/// client such as Emacs's jsonrpc.el stops reading at a synchronous answer, so what came after
+/// it would wait unread). Each round shows the attempt again (unscored) and scores it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_answer_comes_after_what_it_caused() {
+    let (tmp, ws) = prepared();
+    let results = tmp.path().join("results");
+    external_attempt(
+        &results,
+        "ext",
+        1,
+        json!([{"path": "src/lease.py", "start_line": 14, "end_line": 16, "rationale": "expiry math"},
+               {"path": "src/server.py", "start_line": 1, "end_line": 2, "rationale": "imports"}]),
+    );
+    let runner = TestRunner::new();
+    let options = json!({"incident": fixture_incident()});
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), options).await;
+    let lease = uri(&ws, "src/lease.py");
+    let with_code = |log: &[Value], code: &str| {
+        log.iter()
+            .any(|m| is_diagnostics_for(m, &lease) && codes(m).contains(&code.to_string()))
+    };
+    for round in 0..20 {
+        let from = c.log.len();
+        c.command(
+            "distdebug.showAttempt",
+            json!({"config": "ext", "attempt": 1}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            with_code(&c.log[from..], "predicted"),
+            "round {round}: showAttempt answered before its predicted diagnostics"
+        );
+        let from = c.log.len();
+        let r = c.command("distdebug.score", json!({})).await.unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+        let before_answer = &c.log[from..];
+        assert!(
+            with_code(before_answer, "hit"),
+            "round {round}: the score's answer came before its hit diagnostics: {before_answer:?}"
+        );
+        assert!(
+            before_answer
+                .iter()
+                .any(|m| m["method"] == "window/logMessage"
+                    && m["params"]["message"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("scored ext #1"))),
+            "round {round}: the score's answer came before its log line"
+        );
+    }
+    c.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scoring_marks_hits_false_positives_and_missed_labels() {
     let (tmp, ws) = prepared();

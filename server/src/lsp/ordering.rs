@@ -105,19 +105,19 @@ where
                     );
                     Outcome::Ready(Err(Error::internal_error()))
                 });
-                return match outcome {
-                    Outcome::Ready(r) => ready(Some(Response::from_parts(
+                // The answer goes out after what the command caused (delivery.rs).
+                let session = session.clone();
+                return Box::pin(async move {
+                    let r = match outcome {
+                        Outcome::Ready(r) => r,
+                        Outcome::Later(f) => f.await,
+                    };
+                    session.outbox.delivered().await;
+                    Ok(Some(Response::from_parts(
                         id,
                         r.map(|v| v.unwrap_or(Value::Null)),
-                    ))),
-                    Outcome::Later(f) => Box::pin(async move {
-                        let r = f.await;
-                        Ok(Some(Response::from_parts(
-                            id,
-                            r.map(|v| v.unwrap_or(Value::Null)),
-                        )))
-                    }),
-                };
+                    )))
+                });
             }
         }
         if method == "distdebug/status" {
