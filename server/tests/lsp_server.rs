@@ -1353,3 +1353,77 @@ async fn cancelling_a_run_ends_a_real_external_agent() {
     );
     c.shutdown().await.unwrap();
 }
+
+/// `distdebug/replay`: the steps of an imported harness's attempt with what each read, the
+/// lines read so far, and the first step that read a labeled line (lease.py 13-18).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_gives_steps_reads_so_far_and_the_first_labeled_read() {
+    let (tmp, ws) = prepared();
+    let results = tmp.path().join("results");
+    let dir = results.join("mini").join("tiny-lease").join("attempt-1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let steps = json!([
+        {"index": 0, "kind": "thought", "text": "the log says the lease lasted hours"},
+        {"index": 1, "kind": "action", "tool": "bash", "args": {"command": "sed -n 1,12p src/lease.py"},
+         "paths_read": [{"path": "src/lease.py", "start_line": 1, "end_line": 12}]},
+        {"index": 2, "kind": "observation", "text": "class LeaseTable: ..."},
+        {"index": 3, "kind": "action", "tool": "bash", "args": {"command": "cat src/server.py"},
+         "paths_read": [{"path": "./src/server.py"}]},
+        {"index": 4, "kind": "action", "tool": "bash", "args": {"command": "sed -n 10,20p src/lease.py"},
+         "paths_read": [{"path": "src/lease.py", "start_line": 10, "end_line": 20}]},
+        {"index": 5, "kind": "submit", "text": "done"}
+    ]);
+    let t = json!({"incident": "tiny-lease", "attempt": 1, "agent": "mini-swe-agent", "exit": "submitted",
+                   "steps": steps});
+    std::fs::write(dir.join(TRAJECTORY), t.to_string()).unwrap();
+    std::fs::write(dir.join(DIAGNOSIS), json!({"blocks": []}).to_string()).unwrap();
+    let runner = TestRunner::new();
+    let options = json!({"incident": fixture_incident()});
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), options).await;
+    let r = c
+        .call("distdebug/replay", json!({"config": "mini", "attempt": 1}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r["agent"].as_str(), r["live"].as_bool()),
+        (Some("mini-swe-agent"), Some(false)),
+        "{r}"
+    );
+    assert_eq!(
+        r["first_label_read"], 4,
+        "step 4 reads lines 10-20, the label is 13-18: {r}"
+    );
+    let s = &r["steps"];
+    assert_eq!(s.as_array().map(|a| a.len()), Some(6));
+    assert_eq!(s[0]["kind"], "thought");
+    assert_eq!(s[1]["args"]["command"], "sed -n 1,12p src/lease.py");
+    assert_eq!(
+        s[3]["paths_read"][0]["path"], "src/server.py",
+        "paths are normalised"
+    );
+    assert_eq!(
+        s[4]["read_so_far"],
+        json!([{"path": "src/lease.py", "ranges": [[1, 20]]}, {"path": "src/server.py", "ranges": [[1, null]]}])
+    );
+    assert_eq!(s[5]["read_so_far"], s[4]["read_so_far"]);
+    // The current attempt by default; bad params are InvalidParams.
+    c.command(
+        "distdebug.showAttempt",
+        json!({"config": "mini", "attempt": 1}),
+    )
+    .await
+    .unwrap();
+    let current = c.call("distdebug/replay", Value::Null).await.unwrap();
+    assert_eq!(current["steps"], r["steps"]);
+    let bad = c
+        .request("distdebug/replay", json!({"attempt": "one"}))
+        .await
+        .unwrap();
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let missing = c
+        .request("distdebug/replay", json!({"config": "mini", "attempt": 9}))
+        .await
+        .unwrap();
+    assert_eq!(missing["error"]["code"], -32803, "{missing}");
+    c.shutdown().await.unwrap();
+}

@@ -3,6 +3,7 @@
 
 pub mod diagnosis;
 pub mod layout;
+pub mod replay;
 pub mod trajectory;
 
 pub use diagnosis::{Diagnosis, DiagnosisBlock};

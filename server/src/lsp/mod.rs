@@ -9,7 +9,7 @@
 //! `delivery.rs` holds a command's answer until what it caused has been written.
 //! Annotating: `code_action.rs` offers the actions, `labeling.rs` and `my_diagnosis.rs` carry
 //! them out on the annotation lane (`lane.rs`), `compare.rs` shows two attempts side by side,
-//! `agreement.rs` answers `distdebug/agreement`, `watch.rs` reloads a `labels.json` changed
+//! `agreement.rs` answers `distdebug/agreement`, `replay.rs` `distdebug/replay`, `watch.rs` reloads a `labels.json` changed
 //! on disk.
 
 pub mod agreement;
@@ -33,6 +33,7 @@ pub mod ordering;
 pub mod outbox;
 pub mod positions;
 pub mod progress;
+pub mod replay;
 pub mod runner;
 pub mod runs;
 pub mod scoring;

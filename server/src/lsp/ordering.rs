@@ -72,6 +72,16 @@ where
         }
         // Read only, but it takes optional params, which the framework's custom methods do
         // not allow: answered here, its file work on the blocking pool.
+        if method == super::replay::METHOD {
+            if let Some(id) = req.id().cloned() {
+                let (_, _, params) = req.into_parts();
+                let session = self.session.clone();
+                return Box::pin(async move {
+                    let r = super::replay::request(&session, params).await;
+                    Ok(Some(Response::from_parts(id, r)))
+                });
+            }
+        }
         if method == super::agreement::METHOD {
             if let Some(id) = req.id().cloned() {
                 let (_, _, params) = req.into_parts();
