@@ -364,6 +364,19 @@ function M.compare(a, b, cb)
   M.execute('distdebug.compare', { { a = attempt_ref(a), b = attempt_ref(b) } }, cb)
 end
 
+--- Steps through the current attempt: `how` is 'next', 'prev', 'first' (the first step that
+--- read a labeled line) or 'stop'. `cb(err, step, position)`.
+function M.replay(how, cb)
+  local replay = require('distdebug.replay')
+  if how == 'stop' then
+    replay.stop()
+    return cb and cb(nil)
+  end
+  replay.move(function(method, params, done)
+    M.request(method, params, done)
+  end, how or 'next', cb)
+end
+
 function M.undo_label(cb)
   M.execute('distdebug.undoLabel', {}, cb)
 end
