@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Emacs suite: each tests/emacs/*.el runs in a real `emacs --batch` (Debian's Emacs 28 with
+# The Emacs suite: each tests/emacs/*.el (helpers.el aside) runs in a real `emacs --batch` (Debian's Emacs 28 with
 # its eglot 1.9, from .ci/install) against the real `distdebug lsp`, through
 # editors/emacs/distdebug.el. Without Emacs or eglot the suite is skipped, except on CI where a
 # missing tool is a failure.
@@ -21,6 +21,7 @@ fi
 passed=0
 failed=0
 for script in tests/emacs/*.el; do
+  [ "$(basename "$script")" = helpers.el ] && continue
   sandbox="$(mktemp -d)"
   # -q: no init file, but Debian's site-start (which puts elpa-eglot on the load path). HOME
   # and TMPDIR in a temp folder: nothing is written to the user's. `timeout` bounds a hung

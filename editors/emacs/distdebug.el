@@ -403,6 +403,87 @@ With several, asks which."
   (delete-dups (delq nil (mapcar (lambda (o) (overlay-get o 'distdebug-kind))
                                  (overlays-at (or pos (point)))))))
 
+;;;; Replaying an attempt
+
+(defvar distdebug-replay-state nil
+  "The replay under way: a plist (:config :attempt :position), position 1-based.")
+
+(defun distdebug--replay-mark (root read-so-far)
+  "Mark with `distdebug-read' the lines of READ-SO-FAR in the visited files under ROOT."
+  (dolist (b (buffer-list))
+    (with-current-buffer b
+      (remove-overlays (point-min) (point-max) 'distdebug-read t)))
+  (dolist (f (append read-so-far nil))
+    (when-let ((buf (find-buffer-visiting (expand-file-name (plist-get f :path) root))))
+      (with-current-buffer buf
+        (dolist (r (append (plist-get f :ranges) nil))
+          (let* ((first (aref r 0)) (last (aref r 1))
+                 (beg (save-excursion (goto-char (point-min)) (forward-line (1- first)) (point)))
+                 (end (if last
+                          (save-excursion (goto-char (point-min)) (forward-line (1- last)) (line-end-position))
+                        (point-max)))
+                 (ov (make-overlay beg end)))
+            (overlay-put ov 'distdebug-read t)
+            (overlay-put ov 'face 'distdebug-read)
+            (overlay-put ov 'priority 5)))))))
+
+(defun distdebug-replay-describe (step position total)
+  "One line about STEP at POSITION of TOTAL."
+  (let* ((args (plist-get step :args))
+         (what (or (plist-get step :text) (and args (or (plist-get args :command) (format "%S" args))) ""))
+         (what (replace-regexp-in-string "[ \t\n]+" " " what)))
+    (format "step %d/%d · %s%s: %s%s" position total (plist-get step :kind)
+            (if (plist-get step :tool) (concat " " (plist-get step :tool)) "")
+            (truncate-string-to-width what 160 nil nil "...")
+            (if (eq (plist-get step :reads_label) t) " (reads a labeled line)" ""))))
+
+(defun distdebug-replay (how)
+  "Step through the current attempt: HOW is `next', `prev' or `first' (the first labeled read).
+Opens the file region the step read, marks every line read so far, shows the step; returns it."
+  (let* ((server (distdebug--server))
+         (root (project-root (eglot--project server)))
+         (answer (jsonrpc-request server :distdebug/replay nil))
+         (steps (plist-get answer :steps))
+         (same (and distdebug-replay-state
+                    (equal (plist-get distdebug-replay-state :config) (plist-get answer :config))
+                    (equal (plist-get distdebug-replay-state :attempt) (plist-get answer :attempt))))
+         (at (if same (plist-get distdebug-replay-state :position) 0))
+         (position (pcase how
+                     ('first (let ((first (plist-get answer :first_label_read)))
+                               (unless first
+                                 (user-error "distdebug: %s" (if (eq (plist-get answer :labels) t)
+                                                                 "no step read a labeled line"
+                                                               "the labels are not known (the :incident setting)")))
+                               (1+ first)))
+                     ('prev (max 1 (1- at)))
+                     (_ (min (length steps) (1+ at))))))
+    (when (zerop (length steps)) (user-error "distdebug: the attempt has no step yet"))
+    (setq distdebug-replay-state (list :config (plist-get answer :config) :attempt (plist-get answer :attempt)
+                                       :position position))
+    (let* ((step (aref steps (1- position)))
+           (read (car (append (plist-get step :paths_read) nil))))
+      (when read
+        (find-file (expand-file-name (plist-get read :path) root))
+        (goto-char (point-min))
+        (forward-line (1- (or (plist-get read :start_line) 1))))
+      (distdebug--replay-mark root (plist-get step :read_so_far))
+      (message "distdebug: %s" (distdebug-replay-describe step position (length steps)))
+      step)))
+
+(defun distdebug-replay-next () "Replay the next step." (interactive) (distdebug-replay 'next))
+(defun distdebug-replay-prev () "Replay the previous step." (interactive) (distdebug-replay 'prev))
+(defun distdebug-replay-first-label-read ()
+  "Jump to the first step that read a labeled line."
+  (interactive)
+  (distdebug-replay 'first))
+
+(defun distdebug-replay-stop ()
+  "End the replay: the marks go."
+  (interactive)
+  (setq distdebug-replay-state nil)
+  (dolist (b (buffer-list))
+    (with-current-buffer b (remove-overlays (point-min) (point-max) 'distdebug-read t))))
+
 ;;;; Live steps
 
 (defvar distdebug-last-step nil
