@@ -1,6 +1,6 @@
 // Drives a real VS Code (code-server in headless Chromium, through playwright-core) through the
 // distdebug loop, as a user would, from the command palette: open src/lease.py of a prepared
-// workspace, run the offline agent, score. Asserts on what the page shows: the label and
+// workspace, run the offline agent, score, replay the attempt. Asserts on what the page shows: the label and
 // predicted decorations on the lines of labels.json and diagnosis.json, the lens text, the
 // Problems entries with their codes, the status bar figures and the score message naming the
 // attempt. Screenshots go to the artifacts folder.
@@ -114,6 +114,9 @@ async function editorLines() {
         const s = getComputedStyle(d);
         if (s.borderLeftWidth === "3px") {
           entry.decorations.push({ background: s.backgroundColor, border: s.borderLeftStyle });
+        } else if (s.backgroundColor === "rgba(120, 120, 120, 0.16)") {
+          // The replay's mark of lines read so far.
+          entry.grey = true;
         }
       }
     }
@@ -238,6 +241,44 @@ async function shot(name) {
       await shot("4-problems");
       // The small picture docs/editors.md shows: the editor, its Problems and the status bar.
       await page.screenshot({ path: path.join(artifacts, "docs-vscode-real.jpg"), type: "jpeg", quality: 70, clip: { x: 348, y: 40, width: 1052, height: 820 } });
+    });
+
+    await step("palette: Replay: Step That First Read a Labeled Line, then Next Step: the region opens, the lines read so far are marked, the step is shown", async () => {
+      const trajectory = readJson(path.join(results, "baseline", "tiny-lease", "attempt-1", "trajectory.json"));
+      const norm = (p) => p.replace(/^\.\//, "");
+      const touches = (r) => norm(r.path) === label.path && (r.start_line ?? 1) <= label.end_line && label.start_line <= (r.end_line ?? Infinity);
+      const first = trajectory.steps.findIndex((st) => (st.paths_read || []).some(touches));
+      check(first >= 0, "the offline agent's trajectory reads the labeled lines");
+      const target = trajectory.steps[first];
+      const opened = norm(target.paths_read[0].path);
+      // Every line of the opened file read up to that step, as the test computes it.
+      const readLines = new Set();
+      for (const st of trajectory.steps.slice(0, first + 1)) {
+        for (const r of st.paths_read || []) {
+          if (norm(r.path) === opened) {
+            for (let l = r.start_line ?? 1; l <= Math.min(r.end_line ?? 10000, 10000); l++) readLines.add(l);
+          }
+        }
+      }
+      await palette("distdebug: Replay: Step That First Read a Labeled Line");
+      const want = `distdebug: step ${first + 1}/${trajectory.steps.length} · ${target.kind}`;
+      await waitFor(`the message "${want} … (reads a labeled line)"`, async () => (await notifications()).some((t) => t.includes(want) && t.includes("(reads a labeled line)")));
+      await waitFor(`${opened} in the active tab`, async () => {
+        const tab = await page.$eval(".editor-group-container.active .tab.active", (e) => e.textContent || "").catch(() => "");
+        return tab.includes(path.basename(opened));
+      });
+      await waitFor("the lines read so far marked (grey), on every visible line", async () => {
+        const lines = await editorLines();
+        const grey = lines.filter((l) => l.decorations.length >= 0 && l.grey).map((l) => l.line);
+        const visibleRead = lines.map((l) => l.line).filter((n) => readLines.has(n));
+        return visibleRead.length > 0 && JSON.stringify(grey) === JSON.stringify(visibleRead);
+      });
+      await shot("5-replay");
+      if (first + 1 < trajectory.steps.length) {
+        await palette("distdebug: Replay: Next Step of the Attempt");
+        const next = `distdebug: step ${first + 2}/${trajectory.steps.length} · ${trajectory.steps[first + 1].kind}`;
+        await waitFor(`the message "${next}"`, async () => (await notifications()).some((t) => t.includes(next)));
+      }
     });
   } finally {
     await browser.close();
