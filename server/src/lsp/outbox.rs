@@ -74,12 +74,18 @@ impl Outbox {
     pub async fn delivered(&self) {
         let (tx, rx) = oneshot::channel();
         self.send(Outgoing::Barrier(tx));
-        let Ok(target) = rx.await else {
-            return; // the pump is gone with the connection
-        };
-        if !self.written.reached(target, DELIVERY_TIMEOUT).await {
+        // The whole wait is bounded: the pump itself may be waiting for a client that does not
+        // answer `window/workDoneProgress/create`.
+        let waited = tokio::time::timeout(DELIVERY_TIMEOUT, async {
+            match rx.await {
+                Ok(target) => self.written.reached(target, DELIVERY_TIMEOUT).await,
+                Err(_) => true, // the pump is gone with the connection: nothing to wait for
+            }
+        })
+        .await;
+        if !matches!(waited, Ok(true)) {
             eprintln!(
-                "distdebug lsp: {} of {target} messages written after {DELIVERY_TIMEOUT:?}; answering anyway",
+                "distdebug lsp: what a command caused was not all written within {DELIVERY_TIMEOUT:?} ({} messages so far); answering anyway",
                 self.written.now()
             );
         }
