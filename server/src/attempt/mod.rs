@@ -3,7 +3,6 @@
 
 pub mod diagnosis;
 pub mod layout;
-pub mod replay;
 pub mod trajectory;
 
 pub use diagnosis::{Diagnosis, DiagnosisBlock};

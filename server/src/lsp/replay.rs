@@ -1,12 +1,12 @@
 //! `distdebug/replay` (request): an attempt's steps for stepping through it in the editor,
-//! from the plain library (`crate::attempt::replay`): each step's kind, text, tool and args,
+//! from the plain library (`crate::score::replay`): each step's kind, text, tool and args,
 //! what it read, every line read so far, and the first step that read a labeled line. Read
 //! only; the files are read on the blocking pool.
 
 use super::commands::{failed, resolve_attempt, AttemptArgs};
 use super::session::Session;
 use crate::attempt::layout::attempt_dir;
-use crate::attempt::replay::replay_dir;
+use crate::score::replay::replay_dir;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, Result};

@@ -1,12 +1,12 @@
 //! Replaying an attempt: its steps in order, each with the file regions it read and every line
-//! read up to and including it, and the first step that read a labeled line. Works on any
-//! attempt folder: finished (`trajectory.json`), still running or interrupted (the
-//! `trajectory.jsonl` written so far), from our agents or an imported harness.
+//! read up to and including it, and the first step that read a labeled line (`looked.rs` step
+//! by step). Works on any attempt folder: finished (`trajectory.json`), still running or
+//! interrupted (the `trajectory.jsonl` written so far), from our agents or an imported harness.
 
-use super::layout::{TRAJECTORY, TRAJECTORY_LIVE};
-use super::trajectory::{read_jsonl_steps, PathRead, Step, StepKind, Trajectory};
+use super::looked::{Looked, Read};
+use crate::attempt::layout::{TRAJECTORY, TRAJECTORY_LIVE};
+use crate::attempt::trajectory::{read_jsonl_steps, PathRead, Step, StepKind, Trajectory};
 use crate::incident::LabelBlock;
-use crate::score::looked::{Looked, Read};
 use crate::util::paths::normalize_rel;
 use serde::Serialize;
 use std::path::Path;
