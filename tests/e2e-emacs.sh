@@ -20,6 +20,19 @@ fi
 
 passed=0
 failed=0
+# The package byte-compiles without a warning (a copy, so no .elc is left in the checkout).
+sandbox="$(mktemp -d)"
+cp editors/emacs/distdebug.el "$sandbox/"
+if HOME="$sandbox" emacs --batch -q --eval '(progn (package-initialize) (setq byte-compile-error-on-warn t))' \
+  -f batch-byte-compile "$sandbox/distdebug.el" >"$sandbox/log" 2>&1; then
+  echo "PASS editors/emacs/distdebug.el byte-compiles cleanly"
+  passed=$((passed + 1))
+else
+  echo "FAIL editors/emacs/distdebug.el does not byte-compile cleanly:"
+  grep -v '^Loading' "$sandbox/log" | tail -n 20
+  failed=$((failed + 1))
+fi
+rm -rf "$sandbox"
 for script in tests/emacs/*.el; do
   [ "$(basename "$script")" = helpers.el ] && continue
   sandbox="$(mktemp -d)"

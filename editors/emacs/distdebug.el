@@ -260,7 +260,8 @@ A region that ends at the start of a line does not include that line."
 
 (defun distdebug-label-region (beg end &optional exact)
   "Label the lines of BEG END as a causal block.
-The server snaps them to the enclosing block; with a prefix argument, EXACT lines."
+The server snaps them to the enclosing block; with a prefix argument,
+EXACT lines."
   (interactive (append (distdebug--region) (list current-prefix-arg)))
   (pcase-let ((`(,first . ,last) (distdebug--lines beg end)))
     (let ((r (distdebug-execute "distdebug.addLabel"
@@ -399,7 +400,7 @@ With several, asks which."
       (distdebug--decorate diagnostics))))
 
 (defun distdebug-kinds-at (&optional pos)
-  "The diagnostic codes coloured at POS (default: point), for tests and the curious."
+  "The diagnostic codes coloured at POS (default: point)."
   (delete-dups (delq nil (mapcar (lambda (o) (overlay-get o 'distdebug-kind))
                                  (overlays-at (or pos (point)))))))
 
@@ -409,7 +410,7 @@ With several, asks which."
   "The replay under way: a plist (:config :attempt :position), position 1-based.")
 
 (defun distdebug--replay-mark (root read-so-far)
-  "Mark with `distdebug-read' the lines of READ-SO-FAR in the visited files under ROOT."
+  "Mark with `distdebug-read' the READ-SO-FAR lines of visited files under ROOT."
   (dolist (b (buffer-list))
     (with-current-buffer b
       (remove-overlays (point-min) (point-max) 'distdebug-read t)))
@@ -438,8 +439,10 @@ With several, asks which."
             (if (eq (plist-get step :reads_label) t) " (reads a labeled line)" ""))))
 
 (defun distdebug-replay (how)
-  "Step through the current attempt: HOW is `next', `prev' or `first' (the first labeled read).
-Opens the file region the step read, marks every line read so far, shows the step; returns it."
+  "Step through the current attempt.
+HOW is `next', `prev' or `first' (the first step that read a labeled
+line).  Opens the file region the step read, marks every line read so
+far, shows the step and returns it."
   (let* ((server (distdebug--server))
          (root (project-root (eglot--project server)))
          (answer (jsonrpc-request server :distdebug/replay nil))
