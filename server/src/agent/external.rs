@@ -306,8 +306,7 @@ fn sandboxed_command(
     } else {
         None
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the distdebug executable for the sandbox: {e}"))?;
+    let exe = distdebug_exe()?;
     if gate.is_some() {
         expose.push(exe.clone());
     }
@@ -327,6 +326,31 @@ fn sandboxed_command(
     }
     c.arg(program).args(args);
     Ok((c, gate))
+}
+
+/// The `distdebug` executable that serves `sandbox-net` inside the sandbox: this process's
+/// own, or (when the library runs inside a test binary of `target/*/deps/`) the `distdebug`
+/// binary built beside it.
+fn distdebug_exe() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the distdebug executable for the sandbox: {e}"))?;
+    if exe.file_name().is_some_and(|n| n == "distdebug") {
+        // Canonical: it is bound into the sandbox at its real path and run from there.
+        return exe
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", exe.display()));
+    }
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    [dir.join("distdebug"), dir.join("../distdebug")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+        .ok_or_else(|| {
+            format!(
+                "{}: is not distdebug, and no distdebug binary lies beside it to run the sandbox's network",
+                exe.display()
+            )
+        })
 }
 
 /// The agent's own program file when the command names one by an absolute path (directly or
