@@ -1,4 +1,4 @@
-//! Incidents: the manifest, labels, report and evidence of CONTRACT §1, their validation,
+//! Incidents: the manifest, labels, report and evidence (docs/incident-format.md), their validation,
 //! and the anonymized workspace an agent works in.
 
 pub mod discover;
@@ -50,6 +50,16 @@ impl Incident {
                 "cannot be read as an incident manifest",
             )),
         }
+    }
+
+    /// Reads `incident.json` alone, without the checks of [`Incident::load`]: for listings,
+    /// which show an incident even when one of its files is missing. Never for running or
+    /// scoring.
+    pub fn load_for_listing(dir: &Path) -> Result<Incident, Problem> {
+        Ok(Incident {
+            dir: dir.to_path_buf(),
+            manifest: Manifest::load(&dir.join("incident.json"))?,
+        })
     }
 
     pub fn id(&self) -> &str {

@@ -1,4 +1,4 @@
-//! Whole-incident validation (CONTRACT §1): every file, every field, and every label checked
+//! Whole-incident validation (docs/incident-format.md): every file, every field, and every label checked
 //! against the source tree. All problems are collected, not just the first.
 
 use super::labels::Labels;

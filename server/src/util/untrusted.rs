@@ -62,7 +62,7 @@ pub fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Refused> {
         .map_err(|e| Refused::Bad(format!("cannot be read: {e}")))?;
     if !meta.file_type().is_file() {
         return Err(Refused::Bad(
-            "is not a regular file (a folder, FIFO, socket or device)".to_string(),
+            "cannot read: it is not a regular file (a folder, FIFO, socket or device)".to_string(),
         ));
     }
     if meta.nlink() > 1 {
