@@ -98,7 +98,7 @@ impl Outbox {
 
     /// Logs to stderr and to the client's log (`window/logMessage`). Never to stdout.
     pub fn log(&self, level: MessageType, msg: impl Into<String>) {
-        let msg = msg.into();
+        let msg = crate::util::secrets::redact_string(msg.into());
         eprintln!("distdebug lsp: {msg}");
         self.send(Outgoing::Log(level, msg));
     }
@@ -129,7 +129,7 @@ pub async fn pump(
         if !matches!(msg, Outgoing::Barrier(_)) && !is_refused_progress(&msg, &refused) {
             sent += 1;
         }
-        match msg {
+        match scrub(msg) {
             Outgoing::Barrier(answer) => {
                 let _ = answer.send(sent);
             }
@@ -209,6 +209,23 @@ pub async fn pump(
 
 fn is_refused_progress(msg: &Outgoing, refused: &HashSet<String>) -> bool {
     matches!(msg, Outgoing::Progress(token, _) if refused.contains(token))
+}
+
+/// The message with every secret redacted: whatever an agent or an endpoint echoed never
+/// reaches the client.
+fn scrub(msg: Outgoing) -> Outgoing {
+    use crate::util::secrets::{redact_serde, redact_string, redact_value};
+    match msg {
+        Outgoing::Publish(p) => Outgoing::Publish(redact_serde(p)),
+        Outgoing::Log(t, m) => Outgoing::Log(t, redact_string(m)),
+        Outgoing::Show(t, m) => Outgoing::Show(t, redact_string(m)),
+        Outgoing::TrajectoryStep(mut v) => {
+            redact_value(&mut v);
+            Outgoing::TrajectoryStep(v)
+        }
+        Outgoing::Progress(token, value) => Outgoing::Progress(token, redact_serde(value)),
+        other => other,
+    }
 }
 
 /// Starts a request to the client so that it goes out in queue order, and awaits the answer

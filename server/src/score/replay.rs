@@ -5,9 +5,10 @@
 
 use super::looked::{Looked, Read};
 use crate::attempt::layout::{TRAJECTORY, TRAJECTORY_LIVE};
-use crate::attempt::trajectory::{read_jsonl_steps, PathRead, Step, StepKind, Trajectory};
+use crate::attempt::trajectory::{PathRead, Step, StepKind, Trajectory};
 use crate::incident::LabelBlock;
 use crate::util::paths::normalize_rel;
+use crate::util::untrusted::{self, Refused};
 use serde::Serialize;
 use std::path::Path;
 
@@ -53,18 +54,33 @@ pub struct Replay {
 }
 
 /// Reads an attempt folder's steps: `trajectory.json` when the attempt ended, else the
-/// `trajectory.jsonl` written so far (an empty replay when there is neither yet).
+/// `trajectory.jsonl` written so far (an empty replay when there is neither yet). Both are an
+/// agent's files: read as regular files only, never through a link, within the size limit.
 pub fn load_steps(dir: &Path) -> Result<(String, bool, Vec<Step>), String> {
     let done = dir.join(TRAJECTORY);
-    if done.is_file() {
-        let t = Trajectory::load(&done)?;
-        return Ok((t.agent, false, t.steps));
+    match untrusted::read_regular_text(&done, untrusted::TRAJECTORY_MAX) {
+        Ok(text) => {
+            let t: Trajectory = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a trajectory: {e}", done.display()))?;
+            return Ok((t.agent, false, t.steps));
+        }
+        Err(Refused::Missing) => {}
+        Err(why) => return Err(why.describe(&done.display().to_string())),
     }
-    Ok((
-        String::new(),
-        true,
-        read_jsonl_steps(&dir.join(TRAJECTORY_LIVE)),
-    ))
+    let live = dir.join(TRAJECTORY_LIVE);
+    let text = match untrusted::read_regular_text(&live, untrusted::TRAJECTORY_MAX) {
+        Ok(text) => text,
+        Err(Refused::Missing) => String::new(),
+        Err(why) => return Err(why.describe(&live.display().to_string())),
+    };
+    // A torn last line (the agent is still writing it) and lines that are not steps are
+    // skipped, as for the live view.
+    let steps = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| serde_json::from_str::<Step>(l).ok())
+        .collect();
+    Ok((String::new(), true, steps))
 }
 
 /// The replay of an attempt folder, with the first labeled read when `labels` are given.
@@ -283,5 +299,10 @@ mod tests {
         assert!(replay_dir(dir, None)
             .unwrap_err()
             .contains("trajectory.json"));
+        // A link is never followed: it could point at the labels.
+        std::fs::remove_file(dir.join(TRAJECTORY)).unwrap();
+        std::os::unix::fs::symlink(dir.join(TRAJECTORY_LIVE), dir.join(TRAJECTORY)).unwrap();
+        let err = replay_dir(dir, None).unwrap_err();
+        assert!(err.contains("symbolic link"), "{err}");
     }
 }
