@@ -51,12 +51,12 @@ mkdir -p "$ART"
   || { cat "$T/install.log" >&2; exit 1; }
 
 # The workspace and the labels (a copy: nothing here writes to the fixture).
-cp -r tests/fixtures/incidents/tiny-lease "$T/incident"
-"$BIN" prepare "$T/incident" --out "$T/ws" >/dev/null
+mkdir -p "$T/incidents" && cp -r tests/fixtures/incidents/tiny-lease "$T/incidents/tiny-lease"
+"$BIN" prepare "$T/incidents/tiny-lease" --out "$T/ws" >/dev/null
 cat >"$T/user/User/settings.json" <<JSON
 {
   "distdebug.path": "$BIN",
-  "distdebug.incident": "$T/incident",
+  "distdebug.incident": "$T/incidents/tiny-lease",
   "distdebug.results": "$T/results",
   "distdebug.annotator": "vscode-real",
   "workbench.startupEditor": "none",
@@ -87,7 +87,7 @@ if [ -z "$url" ]; then
   exit 1
 fi
 
-if ! NODE_PATH="$REPO/tests/vscode-real/node_modules" timeout 600 node tests/vscode-real/drive.js "$url" "$T/ws" "$T/results" "$T/incident" "$ART"; then
+if ! NODE_PATH="$REPO/tests/vscode-real/node_modules" timeout 600 node tests/vscode-real/drive.js "$url" "$T/ws" "$T/results" "$T/incidents/tiny-lease" "$ART"; then
   echo "e2e-vscode-real: failed; screenshots in $ART; code-server's log:" >&2
   tail -n 40 "$T/code-server.log" >&2
   exit 1
