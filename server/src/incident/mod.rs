@@ -1,7 +1,9 @@
 //! Incidents: the manifest, labels, report and evidence of CONTRACT §1, their validation,
 //! and the anonymized workspace an agent works in.
 
+pub mod deep;
 pub mod discover;
+pub mod frames;
 pub mod labels;
 pub mod manifest;
 pub mod prepare;

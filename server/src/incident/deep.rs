@@ -1,0 +1,279 @@
+//! The deep check of an incident against its code at the buggy revision: every label range,
+//! every stack frame of the evidence, and (for git-url incidents) that the fix commit's first
+//! parent is the buggy commit. Git-url incidents are checked only when the repository cache
+//! holds the buggy commit; the check never uses the network.
+
+use super::frames::{find_frames, Frame};
+use super::problem::Problem;
+use super::repo_cache;
+use super::{FixSource, Incident, RepositorySource};
+use crate::util::paths::{normalize_rel, unsafe_rel_path_reason};
+use crate::util::text::line_count;
+use git2::{Oid, Repository};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// What the deep check of one incident found.
+#[derive(Debug)]
+pub enum DeepOutcome {
+    /// The code was at hand and was checked.
+    Checked(DeepFindings),
+    /// The repository cache lacks the buggy commit (the sentence says which and where).
+    NotCached(String),
+}
+
+#[derive(Debug, Default)]
+pub struct DeepFindings {
+    pub problems: Vec<Problem>,
+    /// Frames that name a file of the repository and were checked.
+    pub frames_checked: usize,
+    /// Frames of files outside the repository (JDK, Go runtime, libraries): skipped.
+    pub frames_external: usize,
+    /// Things that could not be checked although the buggy commit is cached (e.g. a fix
+    /// commit a shallow fetch did not bring); not errors.
+    pub notes: Vec<String>,
+}
+
+/// The source tree at the buggy revision, from the incident folder or the repository cache.
+enum Source {
+    Tree(PathBuf),
+    Git(Repository, Oid),
+}
+
+impl Source {
+    fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        match self {
+            Source::Tree(root) => {
+                // A link that leads out of the tree counts as absent.
+                let base = root.canonicalize().ok()?;
+                let real = root.join(rel).canonicalize().ok()?;
+                if !real.starts_with(&base) || !real.is_file() {
+                    return None;
+                }
+                std::fs::read(real).ok()
+            }
+            Source::Git(repo, oid) => repo_cache::read_file_at(repo, *oid, rel),
+        }
+    }
+
+    /// Every file path of the tree, `/`-separated, relative to its root.
+    fn file_paths(&self) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        match self {
+            Source::Tree(root) => walk_dir(root, "", &mut out)?,
+            Source::Git(repo, oid) => {
+                let tree = repo
+                    .find_commit(*oid)
+                    .and_then(|c| c.tree())
+                    .map_err(|e| format!("cannot read the tree of {oid}: {e}"))?;
+                tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                    if entry.kind() == Some(git2::ObjectType::Blob) {
+                        out.push(format!("{dir}{}", entry.name().unwrap_or("")));
+                    }
+                    git2::TreeWalkResult::Ok
+                })
+                .map_err(|e| format!("cannot walk the tree of {oid}: {e}"))?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn walk_dir(root: &Path, prefix: &str, out: &mut Vec<String>) -> Result<(), String> {
+    let dir = root.join(prefix);
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == ".git" {
+            continue;
+        }
+        let rel = format!("{prefix}{name}");
+        let ft = entry.file_type().map_err(|e| format!("{rel}: {e}"))?;
+        if ft.is_dir() {
+            walk_dir(root, &format!("{rel}/"), out)?;
+        } else if ft.is_file() {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Runs the deep check of `incident` (its manifest already loaded and valid).
+pub fn deep_check(incident: &Incident) -> DeepOutcome {
+    let m = &incident.manifest;
+    let source = match &m.repository {
+        RepositorySource::Path(p) => Source::Tree(incident.dir.join(p)),
+        RepositorySource::Git { url, commit } => {
+            match repo_cache::ensure_commit(url, commit, true) {
+                Ok((repo, oid)) => Source::Git(repo, oid),
+                Err(e) => return DeepOutcome::NotCached(e),
+            }
+        }
+    };
+    let mut findings = DeepFindings::default();
+    check_labels(incident, &source, &mut findings.problems);
+    match source.file_paths() {
+        Ok(paths) => check_frames(incident, &source, &paths, &mut findings),
+        Err(e) => findings
+            .problems
+            .push(Problem::new(&incident.dir, "repository", e)),
+    }
+    if let (Source::Git(repo, oid), Some(FixSource::Commit(fix))) = (&source, &m.fix) {
+        check_fix_commit(incident, repo, *oid, fix, &mut findings);
+    }
+    DeepOutcome::Checked(findings)
+}
+
+/// Every labeled file exists at the buggy revision and every range ends inside it.
+fn check_labels(incident: &Incident, source: &Source, problems: &mut Vec<Problem>) {
+    let file = incident.labels_path();
+    let labels = match incident.load_labels() {
+        Ok(l) => l,
+        Err(p) => return problems.push(p),
+    };
+    for (i, b) in labels.blocks.iter().enumerate() {
+        if unsafe_rel_path_reason(&b.path).is_some() {
+            continue; // the shape check reports it
+        }
+        let rel = normalize_rel(&b.path);
+        let Some(content) = source.read(&rel) else {
+            problems.push(Problem::new(
+                &file,
+                format!("blocks[{i}].path"),
+                format!("{rel} does not exist in the repository at the buggy revision"),
+            ));
+            continue;
+        };
+        let lines = line_count(&content);
+        // A start after the end is the shape check's to report; here only the file's length.
+        if b.end_line > lines {
+            problems.push(Problem::new(
+                &file,
+                format!("blocks[{i}].end_line"),
+                format!(
+                    "{} is past the end of {rel}, which has {lines} lines at the buggy revision",
+                    b.end_line
+                ),
+            ));
+        }
+    }
+}
+
+/// Every frame that names a file of the repository points at a line inside that file. A
+/// frame whose file the repository does not have is external and skipped.
+fn check_frames(
+    incident: &Incident,
+    source: &Source,
+    paths: &[String],
+    findings: &mut DeepFindings,
+) {
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    for p in paths {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        by_name.entry(name).or_default().push(p);
+    }
+    let mut line_counts: HashMap<String, u32> = HashMap::new();
+    for name in &incident.manifest.evidence {
+        let path = incident.dir.join(name);
+        let Ok(text) = super::read_text_lossy(&path) else {
+            continue; // the shape check reports a missing evidence file
+        };
+        for frame in find_frames(&text) {
+            let candidates = matching_files(&frame, &by_name);
+            if candidates.is_empty() {
+                findings.frames_external += 1;
+                continue;
+            }
+            findings.frames_checked += 1;
+            if frame.line == 0 {
+                continue; // some runtimes print line 0 for generated code
+            }
+            let mut longest: Option<(&str, u32)> = None;
+            for c in &candidates {
+                let n = *line_counts
+                    .entry(c.to_string())
+                    .or_insert_with(|| source.read(c).map(|b| line_count(&b)).unwrap_or(0));
+                if longest.is_none_or(|(_, m)| n > m) {
+                    longest = Some((c, n));
+                }
+            }
+            if let Some((file, n)) = longest.filter(|(_, n)| frame.line > *n) {
+                let also = if candidates.len() > 1 {
+                    format!(" (the longest of {} files it could name)", candidates.len())
+                } else {
+                    String::new()
+                };
+                findings.problems.push(Problem::new(
+                    &path,
+                    format!("line {}", frame.evidence_line),
+                    format!(
+                        "frame {} points past the end of {file}{also}, which has {n} lines at the buggy revision",
+                        frame.text
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The repository files a frame can name: those sharing the longest run of trailing path
+/// components with it, when that run is long enough for the frame's kind.
+fn matching_files<'a>(frame: &Frame, by_name: &HashMap<&str, Vec<&'a str>>) -> Vec<&'a str> {
+    let Some(name) = frame.components.last() else {
+        return Vec::new();
+    };
+    let Some(same_name) = by_name.get(name.as_str()) else {
+        return Vec::new();
+    };
+    let mut best: BTreeMap<usize, Vec<&'a str>> = BTreeMap::new();
+    for p in same_name {
+        let shared = p
+            .split('/')
+            .rev()
+            .zip(frame.components.iter().rev())
+            .take_while(|(a, b)| a == &b.as_str())
+            .count();
+        best.entry(shared).or_default().push(p);
+    }
+    match best.pop_last() {
+        Some((shared, files)) if shared >= frame.min_match => files,
+        _ => Vec::new(),
+    }
+}
+
+/// The fix commit is in the cache and its first parent is the buggy commit.
+fn check_fix_commit(
+    incident: &Incident,
+    repo: &Repository,
+    buggy: Oid,
+    fix: &str,
+    findings: &mut DeepFindings,
+) {
+    let manifest = incident.dir.join("incident.json");
+    let Ok(fix_oid) = Oid::from_str(fix) else {
+        return; // the shape check reports a malformed id
+    };
+    let Ok(commit) = repo.find_commit(fix_oid) else {
+        findings.notes.push(format!(
+            "{}: fix commit {fix} is not in the repository cache, so its parent was not checked",
+            incident.id()
+        ));
+        return;
+    };
+    match commit.parent_id(0) {
+        Ok(parent) if parent == buggy => {}
+        Ok(parent) => findings.problems.push(Problem::new(
+            &manifest,
+            "fix.commit",
+            format!(
+                "the first parent of {fix} is {parent}, expected the buggy commit {buggy} (repository.commit)"
+            ),
+        )),
+        Err(_) => findings.problems.push(Problem::new(
+            &manifest,
+            "fix.commit",
+            format!("{fix} has no parent; expected the buggy commit {buggy} as its first parent"),
+        )),
+    }
+}
