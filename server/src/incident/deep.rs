@@ -180,7 +180,11 @@ fn check_frames(
             continue; // the shape check reports a missing evidence file
         };
         for frame in find_frames(&text) {
-            let candidates = matching_files(&frame, &by_name);
+            let candidates = if frame.known_external {
+                Vec::new()
+            } else {
+                matching_files(&frame, &by_name)
+            };
             if candidates.is_empty() {
                 findings.frames_external += 1;
                 continue;

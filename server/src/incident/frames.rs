@@ -20,6 +20,9 @@ pub struct Frame {
     pub min_match: usize,
     /// The 1-based line in the source file.
     pub line: u32,
+    /// The path is in a toolchain or dependency folder (Rust's `rustlib`, Cargo's registry,
+    /// Go's standard library), so it is never the project's, whatever its name.
+    pub known_external: bool,
 }
 
 fn java_frame() -> &'static Regex {
@@ -68,6 +71,7 @@ pub fn find_frames(text: &str) -> Vec<Frame> {
                 min_match: components.len(),
                 components,
                 line: n,
+                known_external: false,
             });
         }
         let python: Vec<_> = python_frame().captures_iter(line).collect();
@@ -106,9 +110,31 @@ fn push_path_frame(out: &mut Vec<Frame>, evidence_line: usize, path: &str, n: &s
         evidence_line,
         text: format!("{path}:{n}"),
         min_match: components.len().min(2),
+        known_external: is_toolchain_or_dependency(&components),
         components,
         line: n,
     });
+}
+
+/// True for paths of Rust's toolchain (`/rustc/<hash>/library/...`, `rustlib/`), Cargo's
+/// registry and git checkouts (`grpcio-0.10.4/src/...`), and Go's standard library
+/// (`go/src/net/http/...`, whose first package has no dot, unlike `go/src/github.com/...`).
+fn is_toolchain_or_dependency(components: &[String]) -> bool {
+    let dirs = &components[..components.len().saturating_sub(1)];
+    let crate_dir = |c: &str| {
+        c.rsplit_once('-').is_some_and(|(name, version)| {
+            !name.is_empty()
+                && version.split('.').count() >= 3
+                && version
+                    .split('.')
+                    .all(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        })
+    };
+    dirs.iter()
+        .any(|c| matches!(c.as_str(), "rustc" | "rustlib" | ".cargo" | "registry") || crate_dir(c))
+        || dirs
+            .windows(3)
+            .any(|w| w[0] == "go" && w[1] == "src" && !w[2].contains('.'))
 }
 
 /// The package folders of a JVM frame's qualified name: the segments before the class whose
@@ -189,5 +215,18 @@ mod tests {
         assert!(got[4].0.ends_with(&owned(&["leasekit", "rpc.py"])));
         assert_eq!(got[4].1, 84);
         assert_eq!(f.len(), 5, "the Python frame is not counted twice");
+        assert!(f.iter().all(|f| !f.known_external));
+    }
+
+    #[test]
+    fn toolchain_and_dependency_paths_are_external() {
+        let f = find_frames(
+            "at /rustc/129f3b99/library/std/src/panicking.rs:652\n\
+             /cargo/registry/src/github.com-1ecc6299db9ec823/grpcio-0.10.4/src/server.rs:196\n\
+             /usr/local/go/src/net/http/server.go:3210 +0x1a\n\
+             /build/go/src/github.com/pingcap/tikv/src/server/service/kv.rs:207\n",
+        );
+        let external: Vec<bool> = f.iter().map(|f| f.known_external).collect();
+        assert_eq!(external, [true, true, true, false]);
     }
 }

@@ -9,6 +9,7 @@ pub mod manifest;
 pub mod prepare;
 pub mod problem;
 pub mod repo_cache;
+pub mod repo_mirror;
 pub mod validate;
 
 pub use discover::{incidents_dir, list_incident_dirs, resolve_incident_dir};

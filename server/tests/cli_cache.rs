@@ -1,0 +1,210 @@
+//! `distdebug cache add/list` from a local mirror, and `incidents validate --deep` against the
+//! cache it fills: label ranges, evidence stack frames and the fix commit's first parent.
+
+use git2::{Oid, Repository, Signature};
+use std::path::Path;
+use std::process::Command;
+
+const URL: &str = "https://example.invalid/acme/widget.git";
+
+/// Runs `distdebug ARGS` with the repository cache at `cache`.
+fn distdebug(cache: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
+        .args(args)
+        .env("DISTDEBUG_REPO_CACHE", cache)
+        .env_remove("DISTDEBUG_INCIDENTS")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn commit_file(repo: &Repository, path: &str, text: &str, parents: &[Oid], msg: &str) -> Oid {
+    let blob = repo.blob(text.as_bytes()).unwrap();
+    let mut dirs: Vec<&str> = path.split('/').collect();
+    let name = dirs.pop().unwrap();
+    let mut tb = repo.treebuilder(None).unwrap();
+    tb.insert(name, blob, 0o100644).unwrap();
+    let mut tree = tb.write().unwrap();
+    for d in dirs.iter().rev() {
+        let mut tb = repo.treebuilder(None).unwrap();
+        tb.insert(d, tree, 0o040000).unwrap();
+        tree = tb.write().unwrap();
+    }
+    let tree = repo.find_tree(tree).unwrap();
+    let sig = Signature::now("t", "t@example.invalid").unwrap();
+    let parents: Vec<_> = parents
+        .iter()
+        .map(|p| repo.find_commit(*p).unwrap())
+        .collect();
+    let refs: Vec<_> = parents.iter().collect();
+    repo.commit(None, &sig, &sig, msg, &tree, &refs).unwrap()
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// An incident on `URL` at `buggy` with `fix`, labels on lines 2-3 and one evidence file.
+fn incident(root: &Path, id: &str, buggy: Oid, fix: Oid, evidence: &str) {
+    let dir = root.join(id);
+    write(
+        &dir,
+        "incident.json",
+        &format!(
+            r#"{{"id":"{id}","system":"Widget","language":"java","category":"logic","tags":["upstream"],
+            "repository":{{"url":"{URL}","commit":"{buggy}"}},"evidence":["evidence/a.log"],
+            "fix":{{"commit":"{fix}"}}}}"#
+        ),
+    );
+    write(&dir, "report.md", "it broke\n");
+    write(&dir, "evidence/a.log", evidence);
+    write(
+        &dir,
+        "labels.json",
+        r#"{"blocks":[{"path":"src/main/java/com/acme/Widget.java","start_line":2,"end_line":3}]}"#,
+    );
+}
+
+#[test]
+fn cache_add_fills_the_cache_from_a_mirror_and_the_deep_check_uses_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror_dir = tmp.path().join("mirror.git");
+    let mirror = Repository::init_bare(&mirror_dir).unwrap();
+    let path = "src/main/java/com/acme/Widget.java";
+    let buggy = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  int a;\n  int b;\n}\n",
+        &[],
+        "one",
+    );
+    let fix = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  long a;\n  int b;\n}\n",
+        &[buggy],
+        "fix",
+    );
+    let stray = commit_file(&mirror, path, "class Widget {}\n", &[fix], "later");
+    mirror
+        .reference("refs/pull/7/head", fix, true, "t")
+        .unwrap();
+    mirror
+        .reference("refs/heads/other", stray, true, "t")
+        .unwrap();
+
+    let incidents = tmp.path().join("incidents");
+    let good_trace = "java.lang.IllegalStateException: boom\n\
+        \tat com.acme.Widget.run(Widget.java:3)\n\
+        \tat java.lang.Thread.run(Thread.java:833)\n";
+    incident(&incidents, "widget-good", buggy, fix, good_trace);
+    incident(
+        &incidents,
+        "widget-frame-past-eof",
+        buggy,
+        fix,
+        "\tat com.acme.Widget.run(Widget.java:40)\n",
+    );
+    incident(
+        &incidents,
+        "widget-wrong-fix-parent",
+        buggy,
+        stray,
+        good_trace,
+    );
+    let cache = tmp.path().join("cache");
+    let dir = incidents.to_str().unwrap();
+
+    // Before the cache holds anything, the deep check says what it could not check.
+    let (code, _, err) = distdebug(&cache, &["incidents", "validate", "--deep", "--dir", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("not checked deeply") && err.contains("widget-good"),
+        "{err}"
+    );
+    let (_, out, _) = distdebug(&cache, &["cache", "list", "--dir", dir]);
+    assert!(
+        out.contains("widget-good: https://example.invalid/acme/widget.git is not cached"),
+        "{out}"
+    );
+
+    let mirror_arg = mirror_dir.to_str().unwrap();
+    let (code, out, err) = distdebug(&cache, &["cache", "add", URL, mirror_arg, "--dir", dir]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("it serves 3 incident(s); 0 of them lack their buggy commit"),
+        "{out}"
+    );
+    let entry = cache.join("example.invalid/acme/widget.git");
+    let cached = Repository::open_bare(&entry).unwrap();
+    assert!(cached.find_commit(fix).is_ok());
+    assert_eq!(
+        cached.find_reference("refs/pull/7/head").unwrap().target(),
+        Some(fix)
+    );
+    // Idempotent: a second add brings nothing new and still succeeds.
+    let (code, out, _) = distdebug(&cache, &["cache", "add", URL, mirror_arg, "--dir", dir]);
+    assert_eq!(code, 0);
+    assert!(out.contains("(0 object file(s) added"), "{out}");
+
+    let (_, out, _) = distdebug(&cache, &["cache", "list", "--dir", dir]);
+    assert!(
+        out.contains("example.invalid/acme/widget.git: serves 3 incident(s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("incidents without their repository in the cache: 0"),
+        "{out}"
+    );
+
+    let (code, _, err) = distdebug(&cache, &["incidents", "validate", "--deep", "--dir", dir]);
+    assert_eq!(code, 1, "{err}");
+    let problems: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("incidents/widget-"))
+        .collect();
+    assert_eq!(problems.len(), 2, "{err}");
+    assert!(problems.iter().any(|l| l.contains("widget-frame-past-eof/evidence/a.log: line 1: frame Widget.java:40 points past the end of src/main/java/com/acme/Widget.java")), "{err}");
+    assert!(
+        problems.iter().any(|l| l
+            .contains("widget-wrong-fix-parent/incident.json: fix.commit: the first parent of")),
+        "{err}"
+    );
+    assert!(
+        err.contains("3 incident(s) checked against their code"),
+        "{err}"
+    );
+    assert!(!err.contains("not checked deeply"), "{err}");
+
+    let (code, _, err) = distdebug(
+        &cache,
+        &[
+            "incidents",
+            "validate",
+            "--deep",
+            &format!("{dir}/widget-good"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("(1 stack frame(s) in the project checked, 1 outside it skipped)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cache_add_refuses_what_is_not_a_repository() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, _, err) = distdebug(
+        &tmp.path().join("cache"),
+        &["cache", "add", URL, tmp.path().to_str().unwrap()],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("not a git repository"), "{err}");
+}
