@@ -208,3 +208,77 @@ fn cache_add_refuses_what_is_not_a_repository() {
     assert_eq!(code, 1);
     assert!(err.contains("not a git repository"), "{err}");
 }
+
+/// The first `prepare` of a git-url incident fetches the one commit into the cache (through
+/// the `git` program, as for a network URL); offline, the error names the commit and says how
+/// to fill the cache without network.
+#[test]
+fn first_prepare_fetches_the_commit_and_offline_names_cache_add() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror_dir = tmp.path().join("up.git");
+    let mirror = Repository::init_bare(&mirror_dir).unwrap();
+    let path = "src/main/java/com/acme/Widget.java";
+    let buggy = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  int a;\n  int b;\n}\n",
+        &[],
+        "one",
+    );
+    let fix = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  long a;\n  int b;\n}\n",
+        &[buggy],
+        "fix",
+    );
+    mirror.reference("refs/heads/main", fix, true, "t").unwrap();
+    // A local server refuses to hand out a commit that is not a branch tip unless told to.
+    mirror
+        .config()
+        .unwrap()
+        .set_bool("uploadpack.allowAnySHA1InWant", true)
+        .unwrap();
+    let url = format!("file://{}", mirror_dir.display());
+    let incidents = tmp.path().join("incidents");
+    incident(&incidents, "widget-good", buggy, fix, "ok\n");
+    let manifest = incidents.join("widget-good/incident.json");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace(URL, &url);
+    std::fs::write(&manifest, text).unwrap();
+    let cache = tmp.path().join("cache");
+    let inc = incidents.join("widget-good");
+    let inc = inc.to_str().unwrap();
+    let ws = tmp.path().join("ws");
+    let ws = ws.to_str().unwrap();
+
+    let (code, _, err) = distdebug(&cache, &["prepare", inc, "--out", ws, "--offline"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!(
+            "commit {buggy} of {url} is not in the repository cache"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("distdebug cache add {url} <mirror>")),
+        "{err}"
+    );
+
+    let (code, _, err) = distdebug(&cache, &["prepare", inc, "--out", ws]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("fetching commit"), "{err}");
+    let text = std::fs::read_to_string(Path::new(ws).join(path)).unwrap();
+    assert!(
+        text.contains("int a;"),
+        "the buggy revision, not the fix: {text}"
+    );
+    // Now cached: offline works and the fetch is not repeated.
+    let (code, _, err) = distdebug(
+        &cache,
+        &["prepare", inc, "--out", ws, "--offline", "--force"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("fetching commit"), "{err}");
+}
