@@ -282,3 +282,76 @@ fn first_prepare_fetches_the_commit_and_offline_names_cache_add() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("fetching commit"), "{err}");
 }
+
+/// `demo` runs the upstream incidents whose commit is cached and counts the others as skipped.
+#[test]
+fn demo_runs_cached_upstream_incidents_and_counts_the_rest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror_dir = tmp.path().join("mirror.git");
+    let mirror = Repository::init_bare(&mirror_dir).unwrap();
+    let path = "src/main/java/com/acme/Widget.java";
+    let buggy = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  int a;\n  int b;\n}\n",
+        &[],
+        "one",
+    );
+    let fix = commit_file(
+        &mirror,
+        path,
+        "class Widget {\n  long a;\n  int b;\n}\n",
+        &[buggy],
+        "fix",
+    );
+    mirror.reference("refs/heads/main", fix, true, "t").unwrap();
+    let incidents = tmp.path().join("incidents");
+    incident(
+        &incidents,
+        "widget-cached",
+        buggy,
+        fix,
+        "Widget a overflowed\n",
+    );
+    incident(
+        &incidents,
+        "widget-elsewhere",
+        buggy,
+        fix,
+        "Widget a overflowed\n",
+    );
+    let manifest = incidents.join("widget-elsewhere/incident.json");
+    let text = std::fs::read_to_string(&manifest)
+        .unwrap()
+        .replace(URL, "https://example.invalid/acme/other.git");
+    std::fs::write(&manifest, text).unwrap();
+    let cache = tmp.path().join("cache");
+    let dir = incidents.to_str().unwrap();
+    let (code, out, err) = distdebug(
+        &cache,
+        &[
+            "cache",
+            "add",
+            URL,
+            mirror_dir.to_str().unwrap(),
+            "--dir",
+            dir,
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("it serves 1 incident(s)"),
+        "only those of its URL: {out}"
+    );
+
+    let results = tmp.path().join("results");
+    let (code, out, err) = distdebug(
+        &cache,
+        &["demo", "--dir", dir, "--out", results.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("skipped 1 upstream incident(s)"), "{out}");
+    assert!(out.contains("distdebug cache add"), "{out}");
+    assert!(results.join("widget-cached/attempt-1").is_dir(), "{out}");
+    assert!(!results.join("widget-elsewhere").exists(), "{out}");
+}
