@@ -2,7 +2,7 @@
 //! `distdebug incidents table`.
 
 use super::{CliError, CliResult, IncidentsDirArg};
-use crate::incident::{self, deep, validate::validate_incident, Incident};
+use crate::incident::{self, corpus_table, deep, validate::validate_incident, Incident};
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -24,12 +24,21 @@ pub enum IncidentsCommand {
         #[command(flatten)]
         dir: IncidentsDirArg,
     },
+    /// All incidents: id, system, language, category, tags, #labels, lines per label
+    Table {
+        /// Markdown tables with the corpus's shares against the benchmark (docs/corpus.md)
+        #[arg(long)]
+        markdown: bool,
+        #[command(flatten)]
+        dir: IncidentsDirArg,
+    },
 }
 
 pub fn run(cmd: IncidentsCommand) -> CliResult {
     match cmd {
         IncidentsCommand::List { dir } => list(dir),
         IncidentsCommand::Validate { paths, dir, deep } => validate(paths, dir, deep),
+        IncidentsCommand::Table { markdown, dir } => table(markdown, dir),
     }
 }
 
@@ -69,6 +78,17 @@ fn list(dir: IncidentsDirArg) -> CliResult {
             messages: errors,
         })
     }
+}
+
+fn table(markdown: bool, dir: IncidentsDirArg) -> CliResult {
+    let root = incident::incidents_dir(dir.dir.as_deref());
+    let rows = corpus_table::load_rows(&all_incident_dirs(&root)?).map_err(CliError::bad_input)?;
+    if markdown {
+        print!("{}", corpus_table::markdown(&rows));
+    } else {
+        print!("{}", corpus_table::text_table(&rows));
+    }
+    Ok(())
 }
 
 fn validate(paths: Vec<String>, dir: IncidentsDirArg, deep: bool) -> CliResult {

@@ -1,6 +1,7 @@
 //! Incidents: the manifest, labels, report and evidence of CONTRACT §1, their validation,
 //! and the anonymized workspace an agent works in.
 
+pub mod corpus_table;
 pub mod deep;
 pub mod discover;
 pub mod frames;
