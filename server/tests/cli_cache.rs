@@ -193,7 +193,7 @@ fn cache_add_fills_the_cache_from_a_mirror_and_the_deep_check_uses_it() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("(1 stack frame(s) in the project checked, 1 outside it skipped)"),
+        err.contains("(1 stack frame(s) in the project checked, 1 outside it skipped, "),
         "{err}"
     );
 }

@@ -138,6 +138,7 @@ struct DeepSummary {
     checked: usize,
     frames_checked: usize,
     frames_external: usize,
+    calls_checked: usize,
     not_cached: Vec<String>,
     notes: Vec<String>,
 }
@@ -145,8 +146,8 @@ struct DeepSummary {
 impl DeepSummary {
     fn print(&self) {
         eprintln!(
-            "deep check: {} incident(s) checked against their code ({} stack frame(s) in the project checked, {} outside it skipped)",
-            self.checked, self.frames_checked, self.frames_external
+            "deep check: {} incident(s) checked against their code ({} stack frame(s) in the project checked, {} outside it skipped, {} JVM caller line(s) checked for the call)",
+            self.checked, self.frames_checked, self.frames_external, self.calls_checked
         );
         for n in &self.notes {
             eprintln!("note: {n}");
@@ -182,6 +183,7 @@ fn deep_problems(
             summary.checked += 1;
             summary.frames_checked += f.frames_checked;
             summary.frames_external += f.frames_external;
+            summary.calls_checked += f.calls_checked;
             summary.notes.extend(f.notes);
             f.problems
                 .into_iter()

@@ -29,6 +29,8 @@ pub struct DeepFindings {
     pub frames_checked: usize,
     /// Frames of files outside the repository (JDK, Go runtime, libraries): skipped.
     pub frames_external: usize,
+    /// JVM frames whose line was checked for a call of the frame above.
+    pub calls_checked: usize,
     /// Things that could not be checked although the buggy commit is cached (e.g. a fix
     /// commit a shallow fetch did not bring); not errors.
     pub notes: Vec<String>,
@@ -179,6 +181,9 @@ fn check_frames(
         let Ok(text) = super::read_text_lossy(&path) else {
             continue; // the shape check reports a missing evidence file
         };
+        // The previous frame when it was the project's, on the line just above: its caller
+        // (this frame) should call it on the line the trace names.
+        let mut callee: Option<(Frame, usize)> = None;
         for frame in find_frames(&text) {
             let candidates = if frame.known_external {
                 Vec::new()
@@ -187,9 +192,16 @@ fn check_frames(
             };
             if candidates.is_empty() {
                 findings.frames_external += 1;
+                callee = None;
                 continue;
             }
             findings.frames_checked += 1;
+            if let (Some((below, at)), [file]) = (callee.take(), candidates.as_slice()) {
+                if at + 1 == frame.evidence_line {
+                    note_missing_call(incident, name, source, file, &frame, &below, findings);
+                }
+            }
+            callee = Some((frame.clone(), frame.evidence_line));
             if frame.line == 0 {
                 continue; // some runtimes print line 0 for generated code
             }
@@ -218,6 +230,43 @@ fn check_frames(
                 ));
             }
         }
+    }
+}
+
+/// Notes (not errors: a call may span lines, or go through a generated method) when the line a
+/// JVM frame names does not spell the method of the frame above it, which it should be calling.
+fn note_missing_call(
+    incident: &Incident,
+    evidence: &str,
+    source: &Source,
+    file: &str,
+    caller: &Frame,
+    callee: &Frame,
+    findings: &mut DeepFindings,
+) {
+    let (Some(called), Some(_)) = (callee.called_name(), caller.method.as_ref()) else {
+        return;
+    };
+    let Some(bytes) = source.read(file) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let n = caller.line as usize;
+    if n == 0 || n > lines.len() {
+        return; // past the end is an error reported on its own
+    }
+    findings.calls_checked += 1;
+    // A call split over lines is attributed to one of them: look at the line and two before.
+    let window = &lines[n.saturating_sub(3)..n];
+    if !window.iter().any(|l| l.contains(called.as_str())) {
+        findings.notes.push(format!(
+            "{}: {evidence} line {}: could not confirm that frame {} calls {called} (the frame above it): lines {}-{n} of {file} do not mention it (fine for a call through an interface such as a lambda's)",
+            incident.id(),
+            caller.evidence_line,
+            caller.text,
+            n.saturating_sub(2).max(1),
+        ));
     }
 }
 
@@ -279,5 +328,71 @@ fn check_fix_commit(
             "fix.commit",
             format!("{fix} has no parent; expected the buggy commit {buggy} as its first parent"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn frames_are_checked_against_the_tree_and_calls_against_the_frame_above() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("inc");
+        write(
+            &dir,
+            "incident.json",
+            r#"{"id":"inc","system":"S","language":"java","category":"logic","tags":[],
+            "repository":{"path":"repo"},"evidence":["evidence/a.log"]}"#,
+        );
+        write(&dir, "report.md", "it broke\n");
+        write(
+            &dir,
+            "labels.json",
+            r#"{"blocks":[{"path":"src/x/A.java","start_line":5,"end_line":12}]}"#,
+        );
+        write(
+            &dir,
+            "repo/src/x/A.java",
+            "class A {\n  void outer() {\n    inner();\n  }\n  void inner() {\n    throw new RuntimeException();\n  }\n  void other() {\n    nothing();\n  }\n}\n",
+        );
+        write(
+            &dir,
+            "evidence/a.log",
+            "java.lang.RuntimeException\n\
+             \tat x.A.inner(A.java:6)\n\
+             \tat x.A.outer(A.java:3)\n\
+             \tat x.A.other(A.java:9)\n\
+             \tat x.A.gone(A.java:99)\n\
+             \tat java.lang.Thread.run(Thread.java:833)\n\
+             \tat y.B.run(B.java:1)\n",
+        );
+        let inc = Incident::load(&dir).unwrap();
+        let DeepOutcome::Checked(f) = deep_check(&inc) else {
+            panic!("a self-contained incident is always checked");
+        };
+        assert_eq!((f.frames_checked, f.frames_external), (4, 2), "{f:?}");
+        let problems: Vec<String> = f.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(problems[0].ends_with("labels.json: blocks[0].end_line: 12 is past the end of src/x/A.java, which has 11 lines at the buggy revision"), "{problems:#?}");
+        assert!(
+            problems[1]
+                .contains("a.log: line 5: frame A.java:99 points past the end of src/x/A.java"),
+            "{problems:#?}"
+        );
+        // outer calls inner on line 3; other does not call outer on lines 7-9.
+        assert_eq!(f.calls_checked, 2, "{f:?}");
+        assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
+        assert!(
+            f.notes[0].contains("frame A.java:9 calls outer"),
+            "{:?}",
+            f.notes
+        );
     }
 }

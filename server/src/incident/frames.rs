@@ -23,6 +23,27 @@ pub struct Frame {
     /// The path is in a toolchain or dependency folder (Rust's `rustlib`, Cargo's registry,
     /// Go's standard library), so it is never the project's, whatever its name.
     pub known_external: bool,
+    /// For a JVM frame, the method it is in (`start`, `<init>`, `lambda$restore$0`).
+    pub method: Option<String>,
+    /// For a JVM frame, the simple name of the innermost class (`FileTxnIterator` of
+    /// `FileTxnLog$FileTxnIterator`).
+    pub class: Option<String>,
+}
+
+impl Frame {
+    /// The name a caller's line spells when it calls this frame's method: the method, or the
+    /// class for a constructor; `None` for synthetic methods (lambdas, accessors, Scala's
+    /// `$anonfun$`), which no source line names.
+    pub fn called_name(&self) -> Option<String> {
+        let method = self.method.as_deref()?;
+        if method.contains('$') {
+            return None;
+        }
+        if method == "<init>" {
+            return self.class.clone();
+        }
+        (!method.starts_with('<')).then(|| method.to_string())
+    }
 }
 
 fn java_frame() -> &'static Regex {
@@ -72,6 +93,14 @@ pub fn find_frames(text: &str) -> Vec<Frame> {
                 components,
                 line: n,
                 known_external: false,
+                method: qualified.as_str().rsplit('.').next().map(str::to_string),
+                class: qualified
+                    .as_str()
+                    .rsplit('.')
+                    .nth(1)
+                    .and_then(|c| c.rsplit('$').next())
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string),
             });
         }
         let python: Vec<_> = python_frame().captures_iter(line).collect();
@@ -112,6 +141,8 @@ fn push_path_frame(out: &mut Vec<Frame>, evidence_line: usize, path: &str, n: &s
         min_match: components.len().min(2),
         known_external: is_toolchain_or_dependency(&components),
         components,
+        method: None,
+        class: None,
         line: n,
     });
 }
@@ -187,6 +218,15 @@ mod tests {
         );
         assert_eq!(f[1].components, ["java", "lang", "Thread.java"]);
         assert_eq!(f[2].components, ["kafka", "server", "KafkaApis.scala"]);
+        assert_eq!(f[0].class.as_deref(), Some("1"));
+        assert_eq!(f[0].called_name().as_deref(), Some("run"));
+        assert_eq!(
+            f[2].called_name(),
+            None,
+            "synthetic methods are never spelled"
+        );
+        let ctor = find_frames("at a.b.FileTxnLog$FileTxnIterator.<init>(FileTxnLog.java:646)");
+        assert_eq!(ctor[0].called_name().as_deref(), Some("FileTxnIterator"));
     }
 
     #[test]
