@@ -281,6 +281,32 @@ fn first_prepare_fetches_the_commit_and_offline_names_cache_add() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("fetching commit"), "{err}");
+
+    // The shallow fetch lacks the fix commit: the deep check says so and does not fail.
+    let entry = cache
+        .join("local")
+        .join(mirror_dir.strip_prefix("/").unwrap());
+    assert!(entry.join("shallow").is_file(), "{}", entry.display());
+    let (code, _, err) = distdebug(&cache, &["incidents", "validate", "--deep", inc]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("fix commit {fix} is not in the repository cache")),
+        "{err}"
+    );
+    // Adding the whole mirror brings the history and lifts the shallow boundary.
+    let (code, out, err) = distdebug(
+        &cache,
+        &["cache", "add", &url, mirror_dir.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with(&format!("updated {}", entry.display())),
+        "{out}"
+    );
+    assert!(!entry.join("shallow").exists());
+    let (code, _, err) = distdebug(&cache, &["incidents", "validate", "--deep", inc]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
 }
 
 /// `demo` runs the upstream incidents whose commit is cached and counts the others as skipped.

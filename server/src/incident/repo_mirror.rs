@@ -56,6 +56,12 @@ pub fn add_from_mirror(url: &str, mirror: &Path, shared: bool) -> Result<MirrorA
         files_added = copy_objects(&src_objects, &dest.join("objects"))?;
     }
     add_alternates(&dest.join("objects/info/alternates"), &alternates)?;
+    // A shallow fetch marked its commits as history boundaries; a whole mirror removes them.
+    let shallow = dest.join("shallow");
+    if !src.is_shallow() && shallow.exists() {
+        std::fs::remove_file(&shallow)
+            .map_err(|e| format!("{}: cannot remove: {e}", shallow.display()))?;
+    }
     let refs = merge_refs(&src, &repo, &dest)?;
     Ok(MirrorAdded {
         path: dest,
