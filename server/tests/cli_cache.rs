@@ -381,3 +381,57 @@ fn demo_runs_cached_upstream_incidents_and_counts_the_rest() {
     assert!(results.join("widget-cached/attempt-1").is_dir(), "{out}");
     assert!(!results.join("widget-elsewhere").exists(), "{out}");
 }
+
+/// A cache entry that has a file in its tree but not its content (a partial clone) is
+/// reported as such, not as a missing file or a frame past the end.
+#[test]
+fn a_blob_missing_from_the_cache_is_named_as_missing_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror_dir = tmp.path().join("mirror.git");
+    let mirror = Repository::init_bare(&mirror_dir).unwrap();
+    let path = "src/main/java/com/acme/Widget.java";
+    let text = "class Widget {\n  int a;\n  int b;\n}\n";
+    let buggy = commit_file(&mirror, path, text, &[], "one");
+    let fix = commit_file(&mirror, path, "class Widget {}\n", &[buggy], "fix");
+    mirror.reference("refs/heads/main", fix, true, "t").unwrap();
+    let incidents = tmp.path().join("incidents");
+    incident(
+        &incidents,
+        "widget-partial",
+        buggy,
+        fix,
+        "\tat com.acme.Widget.run(Widget.java:3)\n",
+    );
+    let cache = tmp.path().join("cache");
+    let (code, _, err) = distdebug(&cache, &["cache", "add", URL, mirror_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let blob = Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
+        .unwrap()
+        .to_string();
+    let loose = cache
+        .join("example.invalid/acme/widget.git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap();
+    let (code, _, err) = distdebug(
+        &cache,
+        &[
+            "incidents",
+            "validate",
+            "--deep",
+            incidents.join("widget-partial").to_str().unwrap(),
+        ],
+    );
+    assert!(
+        err.contains(&format!(
+            "the content of {path} ({blob}) is not in the repository cache"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("past the end"), "{err}");
+    assert_eq!(code, 1, "the label cannot be checked: {err}");
+    assert!(
+        !err.contains("does not exist"),
+        "the file exists, its content is missing: {err}"
+    );
+}

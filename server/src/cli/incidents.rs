@@ -112,9 +112,17 @@ fn validate(paths: Vec<String>, dir: IncidentsDirArg, deep: bool) -> CliResult {
     let mut problems = Vec::new();
     let mut summary = DeepSummary::default();
     for d in &dirs {
-        let shape = validate_incident(d);
+        let mut shape = validate_incident(d);
         if deep {
-            problems.extend(deep_problems(d, &shape, &mut summary));
+            let found = deep_problems(d, &mut summary);
+            // Where both checks found a problem at one place (a label range), the deep one
+            // says more (e.g. that the file's content is missing from the cache, not the file).
+            shape.retain(|s| {
+                !found
+                    .iter()
+                    .any(|p| p.file == s.file && p.location == s.location)
+            });
+            shape.extend(found);
         }
         problems.extend(shape.into_iter().map(|p| p.to_string()));
     }
@@ -164,13 +172,8 @@ impl DeepSummary {
     }
 }
 
-/// The deep check of one incident whose manifest loads; problems the shape check
-/// already reported (same file and place) are not repeated.
-fn deep_problems(
-    dir: &std::path::Path,
-    shape: &[incident::Problem],
-    summary: &mut DeepSummary,
-) -> Vec<String> {
+/// The deep check of one incident whose manifest loads.
+fn deep_problems(dir: &std::path::Path, summary: &mut DeepSummary) -> Vec<incident::Problem> {
     let Ok(inc) = Incident::load(dir) else {
         return Vec::new(); // the shape check reported it
     };
@@ -186,14 +189,6 @@ fn deep_problems(
             summary.calls_checked += f.calls_checked;
             summary.notes.extend(f.notes);
             f.problems
-                .into_iter()
-                .filter(|p| {
-                    !shape
-                        .iter()
-                        .any(|s| s.file == p.file && s.location == p.location)
-                })
-                .map(|p| p.to_string())
-                .collect()
         }
     }
 }

@@ -44,17 +44,40 @@ enum Source {
 
 impl Source {
     fn read(&self, rel: &str) -> Option<Vec<u8>> {
+        self.read_checked(rel).ok().flatten()
+    }
+
+    /// `Ok(None)` when the tree has no such file; an error when it has the file but its
+    /// content is not in the cache (a partial clone without that blob).
+    fn read_checked(&self, rel: &str) -> Result<Option<Vec<u8>>, String> {
         match self {
             Source::Tree(root) => {
                 // A link that leads out of the tree counts as absent.
-                let base = root.canonicalize().ok()?;
-                let real = root.join(rel).canonicalize().ok()?;
+                let (Ok(base), Ok(real)) = (root.canonicalize(), root.join(rel).canonicalize())
+                else {
+                    return Ok(None);
+                };
                 if !real.starts_with(&base) || !real.is_file() {
-                    return None;
+                    return Ok(None);
                 }
-                std::fs::read(real).ok()
+                Ok(std::fs::read(real).ok())
             }
-            Source::Git(repo, oid) => repo_cache::read_file_at(repo, *oid, rel),
+            Source::Git(repo, oid) => {
+                let tree = repo
+                    .find_commit(*oid)
+                    .and_then(|c| c.tree())
+                    .map_err(|e| format!("cannot read the tree of {oid}: {e}"))?;
+                let Ok(entry) = tree.get_path(Path::new(rel)) else {
+                    return Ok(None);
+                };
+                match repo.find_blob(entry.id()) {
+                    Ok(blob) => Ok(Some(blob.content().to_vec())),
+                    Err(_) => Err(format!(
+                        "the content of {rel} ({}) is not in the repository cache (a partial clone?)",
+                        entry.id()
+                    )),
+                }
+            }
         }
     }
 
@@ -139,7 +162,14 @@ fn check_labels(incident: &Incident, source: &Source, problems: &mut Vec<Problem
             continue; // the shape check reports it
         }
         let rel = normalize_rel(&b.path);
-        let Some(content) = source.read(&rel) else {
+        let content = match source.read_checked(&rel) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(Problem::new(&file, format!("blocks[{i}].path"), e));
+                continue;
+            }
+        };
+        let Some(content) = content else {
             problems.push(Problem::new(
                 &file,
                 format!("blocks[{i}].path"),
@@ -175,7 +205,7 @@ fn check_frames(
         let name = p.rsplit('/').next().unwrap_or(p);
         by_name.entry(name).or_default().push(p);
     }
-    let mut line_counts: HashMap<String, u32> = HashMap::new();
+    let mut line_counts: HashMap<String, Result<u32, String>> = HashMap::new();
     for name in &incident.manifest.evidence {
         let path = incident.dir.join(name);
         let Ok(text) = super::read_text_lossy(&path) else {
@@ -207,11 +237,23 @@ fn check_frames(
             }
             let mut longest: Option<(&str, u32)> = None;
             for c in &candidates {
-                let n = *line_counts
-                    .entry(c.to_string())
-                    .or_insert_with(|| source.read(c).map(|b| line_count(&b)).unwrap_or(0));
-                if longest.is_none_or(|(_, m)| n > m) {
-                    longest = Some((c, n));
+                let counted = line_counts.entry(c.to_string()).or_insert_with(|| {
+                    source
+                        .read_checked(c)
+                        .map(|b| b.map_or(0, |b| line_count(&b)))
+                });
+                match counted {
+                    Ok(n) if longest.is_none_or(|(_, m)| *n > m) => longest = Some((c, *n)),
+                    Ok(_) => {}
+                    Err(e) => {
+                        findings.notes.push(format!(
+                            "{}: frame {} not checked: {e}",
+                            incident.id(),
+                            frame.text
+                        ));
+                        longest = None;
+                        break;
+                    }
                 }
             }
             if let Some((file, n)) = longest.filter(|(_, n)| frame.line > *n) {
