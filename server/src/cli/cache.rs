@@ -89,7 +89,7 @@ fn add(url: &str, mirror: &std::path::Path, shared: bool, dir: IncidentsDirArg) 
         Ok(())
     } else {
         Err(CliError::bad_input(format!(
-            "{} does not hold the buggy commit of {} incident(s)",
+            "{} does not hold the buggy commit of {} incident(s); is it a mirror of {url}, and up to date?",
             mirror.display(),
             missing.len()
         )))
