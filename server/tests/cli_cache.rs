@@ -435,3 +435,46 @@ fn a_blob_missing_from_the_cache_is_named_as_missing_content() {
         "the file exists, its content is missing: {err}"
     );
 }
+
+/// `cache add` says which incidents of the URL the mirror cannot serve, and fails.
+#[test]
+fn cache_add_names_the_incidents_whose_commit_the_mirror_lacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mirror_dir = tmp.path().join("mirror.git");
+    let mirror = Repository::init_bare(&mirror_dir).unwrap();
+    let path = "src/main/java/com/acme/Widget.java";
+    let buggy = commit_file(&mirror, path, "class Widget {\n}\n", &[], "one");
+    mirror
+        .reference("refs/heads/main", buggy, true, "t")
+        .unwrap();
+    let incidents = tmp.path().join("incidents");
+    let absent = Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+    incident(&incidents, "widget-elsewhen", absent, absent, "ok\n");
+    let cache = tmp.path().join("cache");
+    let dir = incidents.to_str().unwrap();
+    let (code, out, err) = distdebug(
+        &cache,
+        &[
+            "cache",
+            "add",
+            URL,
+            mirror_dir.to_str().unwrap(),
+            "--dir",
+            dir,
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(&format!("widget-elsewhen: commit {absent} is not in")),
+        "{out}"
+    );
+    assert!(
+        err.contains("is it a mirror of https://example.invalid/acme/widget.git"),
+        "{err}"
+    );
+    let (_, out, _) = distdebug(&cache, &["cache", "list", "--dir", dir]);
+    assert!(
+        out.contains(&format!("widget-elsewhen: {URL} lacks commit {absent}")),
+        "{out}"
+    );
+}
