@@ -256,6 +256,11 @@ fn check_frames(
                     }
                 }
             }
+            if let (Some((file, n)), 1) = (longest, candidates.len()) {
+                if frame.line <= n {
+                    note_unlikely_line(incident, name, source, file, &frame, findings);
+                }
+            }
             if let Some((file, n)) = longest.filter(|(_, n)| frame.line > *n) {
                 let also = if candidates.len() > 1 {
                     format!(" (the longest of {} files it could name)", candidates.len())
@@ -308,6 +313,56 @@ fn note_missing_call(
             caller.evidence_line,
             caller.text,
             n.saturating_sub(2).max(1),
+        ));
+    }
+}
+
+/// Notes (not errors) for a frame inside its file whose line cannot be what the evidence
+/// means: a blank or comment line (no frame stops there), or a log call site without a
+/// logging call. Typically the evidence comes from another build than the buggy revision.
+fn note_unlikely_line(
+    incident: &Incident,
+    evidence: &str,
+    source: &Source,
+    file: &str,
+    frame: &Frame,
+    findings: &mut DeepFindings,
+) {
+    let Some(bytes) = source.read(file) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let n = frame.line as usize;
+    let Some(code) = lines.get(n.wrapping_sub(1)).map(|l| l.trim()) else {
+        return;
+    };
+    let what = if code.is_empty() {
+        Some("is blank".to_string())
+    } else if ["//", "/*", "* ", "#"].iter().any(|c| code.starts_with(c)) || code == "*" {
+        Some("is a comment".to_string())
+    } else if frame.log_call_site {
+        // A logging call may span lines: the call site is its first or last line.
+        let window = &lines[n.saturating_sub(3)..n.min(lines.len())];
+        let logs = |l: &&str| {
+            let l = l.to_ascii_lowercase();
+            [
+                "info", "warn", "error", "debug", "fatal", "panic", "trace!", "log!", "log::",
+                "logger", "printf", "println",
+            ]
+            .iter()
+            .any(|w| l.contains(w))
+        };
+        (!window.iter().any(logs)).then(|| "holds no logging call".to_string())
+    } else {
+        None
+    };
+    if let Some(what) = what {
+        findings.notes.push(format!(
+            "{}: {evidence} line {}: frame {} is inside {file}, but its line {what} at the buggy revision (evidence from another build?)",
+            incident.id(),
+            frame.evidence_line,
+            frame.text
         ));
     }
 }
@@ -435,6 +490,55 @@ mod tests {
             f.notes[0].contains("frame A.java:9 calls outer"),
             "{:?}",
             f.notes
+        );
+    }
+
+    #[test]
+    fn frames_on_comments_blank_lines_or_log_sites_without_logging_are_noted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("inc");
+        write(
+            &dir,
+            "incident.json",
+            r#"{"id":"inc","system":"S","language":"go","category":"logic","tags":[],
+            "repository":{"path":"repo"},"evidence":["evidence/a.log"]}"#,
+        );
+        write(&dir, "report.md", "it broke\n");
+        write(
+            &dir,
+            "labels.json",
+            r#"{"blocks":[{"path":"server/x.go","start_line":4,"end_line":7}]}"#,
+        );
+        write(
+            &dir,
+            "repo/server/x.go",
+            "package x\n\n// comment\nfunc f() {\n\tlg.Warn(\"boom\")\n\ty := 1\n}\n",
+        );
+        write(
+            &dir,
+            "evidence/a.log",
+            "{\"level\":\"warn\",\"caller\":\"server/x.go:5\",\"msg\":\"boom\"}\n\
+             {\"level\":\"warn\",\"caller\":\"server/x.go:6\",\"msg\":\"boom\"}\n\
+             {\"level\":\"warn\",\"caller\":\"server/x.go:4\",\"msg\":\"boom\"}\n\
+             \t/build/server/x.go:3 +0x1d\n\
+             \t/build/server/x.go:2 +0x1d\n\
+             \t/build/server/x.go:6 +0x1d\n",
+        );
+        let inc = Incident::load(&dir).unwrap();
+        let DeepOutcome::Checked(f) = deep_check(&inc) else {
+            panic!("a self-contained incident is always checked");
+        };
+        assert!(f.problems.is_empty(), "{:?}", f.problems);
+        assert_eq!(f.frames_checked, 6);
+        let notes: Vec<&str> = f.notes.iter().map(String::as_str).collect();
+        assert_eq!(notes.len(), 3, "{notes:#?}");
+        assert!(notes[0].contains("line 3: frame server/x.go:4 is inside server/x.go, but its line holds no logging call"), "{notes:#?}");
+        assert!(notes[1].contains("line 4: frame build/server/x.go:3 is inside server/x.go, but its line is a comment"), "{notes:#?}");
+        assert!(
+            notes[2].contains(
+                "line 5: frame build/server/x.go:2 is inside server/x.go, but its line is blank"
+            ),
+            "{notes:#?}"
         );
     }
 }

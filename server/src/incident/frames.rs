@@ -28,6 +28,9 @@ pub struct Frame {
     /// For a JVM frame, the simple name of the innermost class (`FileTxnIterator` of
     /// `FileTxnLog$FileTxnIterator`).
     pub class: Option<String>,
+    /// The reference is a log line's call site (zap's `"caller":"x.go:12"`, TiKV's
+    /// `[x.rs:12]`), so the line should hold a logging call.
+    pub log_call_site: bool,
 }
 
 impl Frame {
@@ -101,27 +104,44 @@ pub fn find_frames(text: &str) -> Vec<Frame> {
                     .and_then(|c| c.rsplit('$').next())
                     .filter(|c| !c.is_empty())
                     .map(str::to_string),
+                log_call_site: false,
             });
         }
         let python: Vec<_> = python_frame().captures_iter(line).collect();
         for c in &python {
             if let (Some(path), Some(n)) = (c.get(1), c.get(2)) {
-                push_path_frame(&mut out, evidence_line, path.as_str(), n.as_str());
+                push_path_frame(&mut out, evidence_line, path.as_str(), n.as_str(), false);
             }
         }
         if !python.is_empty() {
             continue;
         }
         for c in path_frame().captures_iter(line) {
-            if let (Some(path), Some(n)) = (c.get(1), c.get(2)) {
-                push_path_frame(&mut out, evidence_line, path.as_str(), n.as_str());
+            if let (Some(whole), Some(path), Some(n)) = (c.get(0), c.get(1), c.get(2)) {
+                let before = &line[..whole.start()];
+                let after = &line[whole.end()..];
+                let log_call_site = before.ends_with("\"caller\":\"")
+                    || (before.ends_with('[') && after.starts_with(']'));
+                push_path_frame(
+                    &mut out,
+                    evidence_line,
+                    path.as_str(),
+                    n.as_str(),
+                    log_call_site,
+                );
             }
         }
     }
     out
 }
 
-fn push_path_frame(out: &mut Vec<Frame>, evidence_line: usize, path: &str, n: &str) {
+fn push_path_frame(
+    out: &mut Vec<Frame>,
+    evidence_line: usize,
+    path: &str,
+    n: &str,
+    log_call_site: bool,
+) {
     let Ok(n) = n.parse::<u32>() else {
         return;
     };
@@ -143,6 +163,7 @@ fn push_path_frame(out: &mut Vec<Frame>, evidence_line: usize, path: &str, n: &s
         components,
         method: None,
         class: None,
+        log_call_site,
         line: n,
     });
 }
@@ -251,6 +272,8 @@ mod tests {
             .ends_with(&owned(&["client", "v3", "retry_interceptor.go"])));
         assert_eq!(got[2].1, 477);
         assert_eq!(got[3], (owned(&["gc_worker.rs"]), 1140));
+        let sites: Vec<bool> = f.iter().map(|f| f.log_call_site).collect();
+        assert_eq!(sites, [true, false, false, true, false]);
         assert_eq!(f[3].min_match, 1);
         assert!(got[4].0.ends_with(&owned(&["leasekit", "rpc.py"])));
         assert_eq!(got[4].1, 84);
