@@ -61,7 +61,7 @@ impl Outbox {
 
     /// Logs to stderr and to the client's log (`window/logMessage`). Never to stdout.
     pub fn log(&self, level: MessageType, msg: impl Into<String>) {
-        let msg = msg.into();
+        let msg = crate::util::secrets::redact_string(msg.into());
         eprintln!("distdebug lsp: {msg}");
         self.send(Outgoing::Log(level, msg));
     }
@@ -87,7 +87,7 @@ pub async fn pump(
     // Tokens the client refused: per the specification no progress may be sent for them.
     let mut refused: HashSet<String> = HashSet::new();
     while let Some(msg) = rx.recv().await {
-        match msg {
+        match scrub(msg) {
             Outgoing::Publish(p) => {
                 client
                     .publish_diagnostics(p.uri, p.diagnostics, p.version)
@@ -159,6 +159,23 @@ pub async fn pump(
                 });
             }
         }
+    }
+}
+
+/// The message with every secret redacted: whatever an agent or an endpoint echoed never
+/// reaches the client.
+fn scrub(msg: Outgoing) -> Outgoing {
+    use crate::util::secrets::{redact_serde, redact_string, redact_value};
+    match msg {
+        Outgoing::Publish(p) => Outgoing::Publish(redact_serde(p)),
+        Outgoing::Log(t, m) => Outgoing::Log(t, redact_string(m)),
+        Outgoing::Show(t, m) => Outgoing::Show(t, redact_string(m)),
+        Outgoing::TrajectoryStep(mut v) => {
+            redact_value(&mut v);
+            Outgoing::TrajectoryStep(v)
+        }
+        Outgoing::Progress(token, value) => Outgoing::Progress(token, redact_serde(value)),
+        other => other,
     }
 }
 
