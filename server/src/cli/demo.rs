@@ -1,10 +1,10 @@
 //! `distdebug demo`: the whole loop on the bundled self-contained incidents with the offline
-//! agent: prepare, run, score, print the table. Upstream (git-url) incidents need the network
-//! and are left to `distdebug run`.
+//! agent: prepare, run, score, print the table. Upstream (git-url) incidents run too when the
+//! repository cache holds their commit; the others are skipped (never fetched) and counted.
 
 use super::{CliError, CliResult, IncidentsDirArg};
 use crate::agent::AgentSpec;
-use crate::incident::{self, validate::validate_incident, Incident, RepositorySource};
+use crate::incident::{self, repo_cache, validate::validate_incident, Incident, RepositorySource};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -32,6 +32,7 @@ pub fn run(a: DemoArgs) -> CliResult {
         CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
     })?;
     let mut bundled: Vec<PathBuf> = Vec::new();
+    let mut skipped = 0usize;
     for d in dirs {
         let problems = validate_incident(&d);
         if !problems.is_empty() {
@@ -41,9 +42,24 @@ pub fn run(a: DemoArgs) -> CliResult {
             });
         }
         let inc = Incident::load(&d).map_err(|p| p.to_string())?;
-        if matches!(inc.manifest.repository, RepositorySource::Path(_)) {
-            bundled.push(d);
+        match &inc.manifest.repository {
+            RepositorySource::Path(_) => bundled.push(d),
+            RepositorySource::Git { url, commit } => {
+                if repo_cache::ensure_commit(url, commit, true).is_ok() {
+                    bundled.push(d);
+                } else {
+                    skipped += 1;
+                }
+            }
         }
+    }
+    if skipped > 0 {
+        println!(
+            "skipped {skipped} upstream incident(s) whose repository is not in the cache {}; \
+             `distdebug cache list` shows which, `distdebug cache add <url> <mirror>` (or one \
+             `distdebug prepare <id>` with network) includes them",
+            repo_cache::cache_root().display()
+        );
     }
     if bundled.is_empty() {
         return Err(CliError::bad_input(format!(

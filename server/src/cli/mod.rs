@@ -6,6 +6,7 @@ pub mod agent_tool;
 pub mod agreement;
 pub mod bench;
 pub mod bench_baseline;
+pub mod cache;
 pub mod compare;
 pub mod demo;
 pub mod incidents;
@@ -48,6 +49,9 @@ pub enum Command {
     /// List or validate incidents
     #[command(subcommand)]
     Incidents(incidents::IncidentsCommand),
+    /// The repository cache of git-url incidents: add a local mirror, list what is cached
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// Make the anonymized workspace of an incident at its buggy revision
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
@@ -110,6 +114,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Incidents(c) => incidents::run(c),
+        Command::Cache(c) => cache::run(c),
         Command::Prepare(a) => prepare::run(a),
         Command::Run(a) => run::run(a),
         Command::Score(a) => score::run(a),

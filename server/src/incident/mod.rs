@@ -1,12 +1,16 @@
 //! Incidents: the manifest, labels, report and evidence (docs/incident-format.md), their validation,
 //! and the anonymized workspace an agent works in.
 
+pub mod corpus_table;
+pub mod deep;
 pub mod discover;
+pub mod frames;
 pub mod labels;
 pub mod manifest;
 pub mod prepare;
 pub mod problem;
 pub mod repo_cache;
+pub mod repo_mirror;
 mod strict_json;
 pub mod validate;
 

@@ -84,7 +84,15 @@ pub fn prepare_workspace(
         }
         RepositorySource::Git { url, commit } => {
             let (repo, oid) = repo_cache::ensure_commit(url, commit, opts.offline)?;
-            write_commit_tree(&repo, oid, staging.path())?;
+            let left_out = write_commit_tree(&repo, oid, staging.path())?;
+            if !left_out.is_empty() {
+                eprintln!(
+                    "{}: {} file(s) left out of the workspace, as the repository cache lacks their content (a partial clone): {}",
+                    incident.id(),
+                    left_out.len(),
+                    left_out.join(", ")
+                );
+            }
         }
     }
     commit_single_revision(staging.path())?;
@@ -171,8 +179,18 @@ fn make_symlink(_target: &Path, _link: &Path) -> std::io::Result<()> {
 }
 
 /// Writes the tree of `commit` from the cache into `dst` (files, executables and links;
-/// submodules are left out, as they would need their own repositories).
-fn write_commit_tree(repo: &Repository, commit: git2::Oid, dst: &Path) -> Result<(), String> {
+/// submodules are left out, as they would need their own repositories). Returns the files
+/// left out because the cache lacks their content: a cache filled from a partial mirror may
+/// miss a few large blobs (data files), which should not make the whole workspace fail.
+fn write_commit_tree(
+    repo: &Repository,
+    commit: git2::Oid,
+    dst: &Path,
+) -> Result<Vec<String>, String> {
+    let mut left_out: Vec<String> = Vec::new();
+    let odb = repo
+        .odb()
+        .map_err(|e| format!("cannot open the object database: {e}"))?;
     let tree = repo
         .find_commit(commit)
         .and_then(|c| c.tree())
@@ -184,6 +202,10 @@ fn write_commit_tree(repo: &Repository, commit: git2::Oid, dst: &Path) -> Result
         let to = dst.join(&rel);
         let result = match entry.kind() {
             Some(git2::ObjectType::Tree) => std::fs::create_dir_all(&to).map_err(|e| e.to_string()),
+            Some(git2::ObjectType::Blob) if !odb.exists(entry.id()) => {
+                left_out.push(rel.to_string_lossy().replace('\\', "/"));
+                Ok(())
+            }
             Some(git2::ObjectType::Blob) => repo
                 .find_blob(entry.id())
                 .map_err(|e| e.to_string())
@@ -213,7 +235,7 @@ fn write_commit_tree(repo: &Repository, commit: git2::Oid, dst: &Path) -> Result
     })?;
     match failure {
         Some(f) => Err(f),
-        None => Ok(()),
+        None => Ok(left_out),
     }
 }
 

@@ -82,7 +82,8 @@ pub fn ensure_commit(url: &str, commit: &str, offline: bool) -> Result<(Reposito
     }
     if offline {
         return Err(format!(
-            "commit {commit} of {url} is not in the repository cache at {} and --offline forbids fetching it",
+            "commit {commit} of {url} is not in the repository cache at {} and --offline forbids fetching it; \
+             fill the cache from a local mirror with `distdebug cache add {url} <mirror>`",
             path.display()
         ));
     }
@@ -93,18 +94,23 @@ pub fn ensure_commit(url: &str, commit: &str, offline: bool) -> Result<(Reposito
         Err(_) => Repository::init_bare(&path)
             .map_err(|e| format!("cannot create a bare repository at {}: {e}", path.display()))?,
     };
-    fetch_into(&repo, &path, url, commit)?;
+    fetch_into(&repo, &path, url, commit).map_err(|e| {
+        format!(
+            "{e}; commit {commit} is missing from the repository cache: without network, fill it \
+             from a local mirror with `distdebug cache add {url} <mirror>`"
+        )
+    })?;
     repo.find_commit(oid)
         .map_err(|_| format!("fetched {url} but it has no commit {commit}"))?;
     Ok((repo, oid))
 }
 
-/// Fetches every branch (and, failing that, the commit itself) from `url`. Local repositories
-/// go through libgit2; network URLs through the `git` program, since the vendored libgit2 is
-/// built without TLS.
+/// Fetches the commit (and, failing that, every branch) from `url`. Local paths go through
+/// libgit2; URLs (`https://`, `ssh://`, `git@host:`, `file://`) through the `git` program, since
+/// the vendored libgit2 is built without TLS and cannot make shallow fetches.
 fn fetch_into(repo: &Repository, path: &Path, url: &str, commit: &str) -> Result<(), String> {
-    let is_network = url.contains("://") && !url.starts_with("file://") || url.contains('@');
-    if !is_network {
+    let through_git = url.contains("://") || url.contains('@');
+    if !through_git {
         let mut remote = repo
             .remote_anonymous(url)
             .map_err(|e| format!("cannot use {url}: {e}"))?;
@@ -113,31 +119,72 @@ fn fetch_into(repo: &Repository, path: &Path, url: &str, commit: &str) -> Result
             .map_err(|e| format!("cannot fetch {url}: {}", e.message()))?;
         return Ok(());
     }
-    let git = |args: &[&str]| -> Result<(), String> {
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(path)
-            .args(args)
-            .output()
-            .map_err(|e| format!("cannot run git to fetch {url}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "git fetch from {url} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    };
-    // Fetching the one commit is quick where the server allows it (GitHub does); else all branches.
-    if git(&["fetch", "--no-tags", "--filter=blob:none", url, commit]).is_ok()
-        && repo
-            .find_commit(Oid::from_str(commit).map_err(|e| e.to_string())?)
-            .is_ok()
-    {
+    eprintln!(
+        "distdebug: fetching commit {} of {url} into the repository cache {} (once per commit)",
+        &commit[..commit.len().min(12)],
+        path.display()
+    );
+    // One commit with its whole tree is what a workspace needs; a shallow fetch brings just
+    // that where the server allows fetching a commit by id (GitHub does). A blobless clone
+    // would not do: libgit2 cannot fetch missing blobs later.
+    let one = git_fetch(path, url, &["--depth=1", url, commit]);
+    if one.is_ok() && Oid::from_str(commit).is_ok_and(|oid| repo.find_commit(oid).is_ok()) {
         return Ok(());
     }
-    git(&["fetch", "--no-tags", url, "+refs/heads/*:refs/heads/*"])
+    git_fetch(path, url, &[url, "+refs/heads/*:refs/heads/*"]).map_err(|e| match one {
+        Err(first) => format!("{first}; fetching all branches failed too: {e}"),
+        Ok(()) => e,
+    })
+}
+
+/// Runs `git fetch --no-tags ARGS` in the bare repository at `path`. Git's progress display
+/// goes to our stderr when it is a terminal; the last of git's messages make the error.
+fn git_fetch(path: &Path, url: &str, args: &[&str]) -> Result<(), String> {
+    use std::io::{IsTerminal, Read, Write};
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir")
+        .arg(path)
+        .args(["fetch", "--no-tags"])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let show = std::io::stderr().is_terminal();
+    if show {
+        cmd.arg("--progress");
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run git to fetch {url}: {e}"))?;
+    let mut tail: Vec<u8> = Vec::new();
+    if let Some(mut err) = child.stderr.take() {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if show {
+                let _ = std::io::stderr().write_all(&buf[..n]);
+            }
+            tail.extend_from_slice(&buf[..n]);
+            if tail.len() > 8192 {
+                tail.drain(..tail.len() - 4096);
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("cannot run git to fetch {url}: {e}"))?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&tail);
+    let last = text
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no message");
+    Err(format!("git fetch from {url} failed: {last}"))
 }
 
 /// The bytes of `path` at `commit`, or `None` when the file does not exist there.
