@@ -23,6 +23,21 @@ pub struct Config {
     pub external: ExternalSection,
     #[serde(default)]
     pub sandbox: SandboxSection,
+    #[serde(default)]
+    pub harness: HarnessSection,
+}
+
+/// Where the benchmark's harnesses are installed (each: a venv or node_modules folder, or the
+/// program itself; relative paths are taken from the working directory). Unset: PATH.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessSection {
+    /// mini-swe-agent: a venv folder (with `bin/mini`) or the `mini` program.
+    pub mini_swe_agent: Option<PathBuf>,
+    /// Codex CLI: a folder holding `node_modules/@openai/codex-linux-x64`, or the binary.
+    pub codex: Option<PathBuf>,
+    /// OpenCode: a folder holding `node_modules/opencode-linux-x64`, or the binary.
+    pub opencode: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

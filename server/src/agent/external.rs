@@ -60,6 +60,9 @@ pub struct ExternalConfig {
     pub sandbox: SandboxPolicy,
     /// The model the agent uses, when known (recorded when its trajectory names none).
     pub model: Option<String>,
+    /// One of the benchmark's harnesses (`--agent mini-swe-agent|codex|opencode`): its
+    /// command, config and native trajectory replace `argv` and `trajectory.json`.
+    pub harness: Option<super::harness::Harness>,
 }
 
 impl ExternalConfig {
@@ -73,6 +76,7 @@ impl ExternalConfig {
             env: BTreeMap::new(),
             sandbox: SandboxPolicy::default(),
             model: None,
+            harness: None,
         }
     }
 }
@@ -82,6 +86,8 @@ enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     Cancelled,
+    /// A harness went past distdebug's step or token budget (checked on its live steps).
+    OverBudget(String),
 }
 
 /// Runs the external agent on one attempt.
@@ -118,9 +124,6 @@ async fn run_inner(
             None,
         ));
     }
-    let Some((program, args)) = cfg.argv.split_first() else {
-        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
-    };
     let out_dir = input.output_dir.join(AGENT_OUTPUT_DIR);
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("{}: cannot create: {e}", out_dir.display()))?;
@@ -147,6 +150,19 @@ async fn run_inner(
         .canonicalize()
         .map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
+    // A harness writes its config into the attempt and says how to start it.
+    let launch = match &cfg.harness {
+        Some(h) => Some(h.prepare(&out_dir, &input.output_dir, &workspace, input)?),
+        None => None,
+    };
+    let argv = launch.as_ref().map(|l| &l.argv).unwrap_or(&cfg.argv);
+    let Some((program, args)) = argv.split_first() else {
+        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
+    };
+    let mut expose = cfg.sandbox.expose.clone();
+    if let Some(h) = &cfg.harness {
+        expose.extend(h.roots.iter().cloned());
+    }
     let mut cmd = if cfg.sandbox.enabled {
         let Some(bwrap) = sandbox::bwrap() else {
             sandbox::warn_once(super::options::NO_BWRAP);
@@ -159,7 +175,7 @@ async fn run_inner(
             workspace_writable: cfg.writable_copy,
             output: Some(out_dir.clone()),
             hide,
-            expose: cfg.sandbox.expose.clone(),
+            expose,
             network: cfg.sandbox.network,
         };
         let mut c = tokio::process::Command::new(bwrap);
@@ -181,6 +197,7 @@ async fn run_inner(
         .env_remove("DISTDEBUG_INCIDENTS")
         .env_remove("DISTDEBUG_REPO_CACHE")
         .envs(&cfg.env)
+        .envs(launch.iter().flat_map(|l| l.env.iter()))
         .env("DISTDEBUG_WORKSPACE", &workspace)
         .env("DISTDEBUG_REPORT", meta.join("report.md"))
         .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
@@ -199,6 +216,9 @@ async fn run_inner(
     let pid = child.id();
 
     let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
+    let mut native = launch
+        .as_ref()
+        .map(|l| super::harness::live::LiveImport::new(l.native.clone(), &workspace));
     let deadline = cfg.timeout.map(|t| tokio::time::Instant::now() + t);
     let ending = loop {
         tokio::select! {
@@ -208,7 +228,15 @@ async fn run_inner(
             },
             _ = cancel.cancelled() => break Ending::Cancelled,
             _ = sleep_until_opt(deadline) => break Ending::TimedOut,
-            _ = tokio::time::sleep(FOLLOW_EVERY) => follower.poll(recorder),
+            _ = tokio::time::sleep(FOLLOW_EVERY) => {
+                follower.poll(recorder);
+                if let Some(n) = native.as_mut() {
+                    n.poll(recorder);
+                    if let Some(why) = cfg.harness.as_ref().and_then(|h| over_budget(h, &n.last)) {
+                        break Ending::OverBudget(why);
+                    }
+                }
+            }
         }
     };
     // The leader may be gone while its children live on: end the whole group either way.
@@ -217,7 +245,17 @@ async fn run_inner(
     follower.poll(recorder);
     follower.finish(recorder);
 
-    let traj = read_agent_trajectory(cfg, &out_dir, &workspace);
+    let traj = match native.as_mut() {
+        Some(n) => n.finish(recorder).map(|t| {
+            Some(AgentTrajectory {
+                steps: Vec::new(), // recorded by the live import
+                usage: t.usage,
+                model: t.model,
+                exit: t.exit,
+            })
+        }),
+        None => read_agent_trajectory(cfg, &out_dir, &workspace),
+    };
     let (mut usage, mut model, mut agent_exit) = (Usage::default(), cfg.model.clone(), None);
     match traj {
         Ok(Some(t)) => {
@@ -248,6 +286,10 @@ async fn run_inner(
     };
     let out = match ending {
         Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
+        Ending::OverBudget(why) => {
+            recorder.record(Step::new(StepKind::Error).with_text(format!("stopped: {why}")));
+            output(Exit::Budget, diagnosis.ok(), usage, model, None)
+        }
         Ending::TimedOut => {
             let secs = cfg.timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
             recorder.record(Step::new(StepKind::Error).with_text(format!(
@@ -276,6 +318,27 @@ async fn run_inner(
     };
     drop(copy);
     Ok(out)
+}
+
+/// Why a harness has gone past distdebug's budget, judged by what it recorded so far (the
+/// harnesses without such limits of their own are held to them this way).
+fn over_budget(
+    h: &super::harness::Harness,
+    seen: &super::harness::live::Imported,
+) -> Option<String> {
+    if seen.replies > h.max_steps {
+        return Some(format!(
+            "the harness made {} model calls, more than the step budget of {}",
+            seen.replies, h.max_steps
+        ));
+    }
+    let used = seen.usage.prompt_tokens + seen.usage.completion_tokens;
+    match h.max_tokens {
+        Some(max) if used > max => Some(format!(
+            "the harness used {used} tokens, more than the token budget of {max}"
+        )),
+        _ => None,
+    }
 }
 
 fn output(

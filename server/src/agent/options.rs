@@ -3,6 +3,7 @@
 //! `DISTDEBUG_MODEL`), then the defaults.
 
 use super::external::{ExternalConfig, TrajectoryFormat};
+use super::harness::{Harness, Kind};
 use super::llm::{ApiKey, Budget, LlmConfig, ToolMode};
 use super::sandbox::{Network, SandboxPolicy};
 use super::tools::ToolRunner;
@@ -210,6 +211,91 @@ impl AgentOptions {
             hide: self.hidden(),
             expose: s.expose.clone(),
         };
+        Ok(cfg)
+    }
+}
+
+impl AgentOptions {
+    /// One of the benchmark's harnesses: found from `[harness]` or PATH, pointed at the same
+    /// endpoint, model and key variable as `--agent llm`, held to the same budgets.
+    pub fn harness_config(
+        &self,
+        kind: Kind,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ExternalConfig, String> {
+        let c = &self.config.llm;
+        let endpoint = self
+            .endpoint
+            .clone()
+            .or_else(|| c.endpoint.clone())
+            .or_else(|| env("OPENAI_BASE_URL"))
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        if reqwest::Url::parse(&endpoint).is_err() {
+            return Err(format!(
+                "the endpoint {endpoint:?} is not a URL (expected e.g. http://127.0.0.1:8080/v1)"
+            ));
+        }
+        let model = self
+            .model
+            .clone()
+            .or_else(|| c.model.clone())
+            .or_else(|| env("DISTDEBUG_MODEL"))
+            .ok_or_else(|| {
+                format!(
+                    "no model for --agent {}: give --model, [llm] model in distdebug.toml, or DISTDEBUG_MODEL",
+                    kind.name()
+                )
+            })?;
+        let api_key_env = self
+            .api_key_env
+            .clone()
+            .or_else(|| c.api_key_env.clone())
+            .unwrap_or_else(|| "OPENAI_API_KEY".to_string());
+        let budget = self.budget()?;
+        let h = &self.config.harness;
+        let location = match kind {
+            Kind::MiniSwe => &h.mini_swe_agent,
+            Kind::Codex => &h.codex,
+            Kind::OpenCode => &h.opencode,
+        };
+        let (program, python, version, roots) = Harness::locate(kind, location.as_deref())?;
+        let x = &self.config.external;
+        let mut cfg = ExternalConfig::new(Vec::new());
+        cfg.name = kind.name().to_string();
+        if let Some(t) = self.timeout_secs.or(x.timeout_secs) {
+            cfg.timeout = Some(secs("the agent timeout", t)?);
+        } else if let Some(w) = budget.max_wall {
+            cfg.timeout = Some(w);
+        }
+        cfg.env = x.env.clone();
+        cfg.model = Some(model.clone());
+        cfg.sandbox = SandboxPolicy {
+            enabled: self.sandbox_enabled(),
+            // A harness must reach its model. Where the sandbox offers a network that reaches
+            // only the endpoint, that is the one to use here.
+            network: Network::parse(
+                self.network
+                    .as_deref()
+                    .or(x.network.as_deref())
+                    .unwrap_or("host"),
+            )?,
+            hide: self.hidden(),
+            expose: self.config.sandbox.expose.clone(),
+        };
+        cfg.harness = Some(Harness {
+            kind,
+            program,
+            python,
+            version,
+            endpoint,
+            model,
+            api_key_env,
+            max_steps: budget.max_steps,
+            max_tokens: budget.max_tokens,
+            max_cost_usd: budget.max_cost_usd,
+            wall: cfg.timeout,
+            roots,
+        });
         Ok(cfg)
     }
 }
