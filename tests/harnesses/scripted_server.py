@@ -16,7 +16,7 @@ commands in its own wire form: mini-swe-agent 1.x a ```bash block in the text, m
 Responses API. With `--errors` the first action request is answered 429 and the next 500 once.
 
 Every answered request's usage is added to `<state>/usage.json` (`prompt_tokens`,
-`completion_tokens`, `requests`), so a test can compare it with what distdebug recorded, and
+`completion_tokens`, `requests`; OpenCode's title request apart, as `title_tokens`), so a test can compare it with what distdebug recorded, and
 before the final answer the server writes `<state>/final-pending` and waits `--final-delay`
 seconds, so a test can look at the live trajectory while the harness still runs.
 Standard library only; it listens on 127.0.0.1 only and writes its port to `<state>/port`.
@@ -72,7 +72,7 @@ class State:
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
-        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0}
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "requests": 0, "title_requests": 0, "title_tokens": 0}
         self.errors_left = ["429", "500"] if args.errors else []
         self.final_seen = set()
         self.format_error_left = True
@@ -82,8 +82,14 @@ class State:
             left, self.format_error_left = self.format_error_left, False
             return left
 
-    def count(self, prompt, completion):
+    def count(self, prompt, completion, title=False):
         with self.lock:
+            if title:
+                # OpenCode's title request: OpenCode reports its usage nowhere, so it is kept apart.
+                self.usage["title_requests"] += 1
+                self.usage["title_tokens"] += prompt + completion
+                write_atomic(os.path.join(self.args.state, "usage.json"), json.dumps(self.usage))
+                return
             self.usage["prompt_tokens"] += prompt
             self.usage["completion_tokens"] += completion
             self.usage["requests"] += 1
@@ -314,7 +320,7 @@ class Handler(BaseHTTPRequestHandler):
         steps = len(script(self.state.args.script, self.state.args.labels))
         if turn is not None and turn >= steps and (msg.get("tool_calls") or "```bash" in (msg.get("content") or "") or finish == "stop" and "diagnosis" in (msg.get("content") or "")):
             self.before_final("chat")
-        self.state.count(prompt, completion)
+        self.state.count(prompt, completion, title=turn is None)
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         if not body.get("stream"):
             self.send_json(

@@ -40,18 +40,19 @@ pub fn search_hits(command: &str, output: &str, workspace: &Path) -> Vec<PathRea
         return Vec::new();
     };
     let files: Vec<&String> = operands(&search.words[1..]).into_iter().skip(1).collect();
-    let single_file = (files.len() == 1 && !search.words.iter().any(|w| w == "-r" || w == "-R"))
+    // One file searched: its hits print as `line:text`, without the path.
+    let single_file = (files.len() == 1)
         .then(|| files[0].as_str())
-        .filter(|f| !f.ends_with('/') && *f != ".");
+        .filter(|f| workspace.join(f).is_file());
     let mut out: Vec<PathRead> = Vec::new();
     for line in output.lines().take(2000) {
-        let hit = match single_file {
-            Some(f) => line
-                .split_once([':', '-'])
-                .and_then(|(n, _)| n.parse::<u32>().ok())
-                .map(|n| (f.to_string(), n)),
-            None => path_line_prefix(line),
-        };
+        let hit = single_file
+            .and_then(|f| {
+                line.split_once([':', '-'])
+                    .and_then(|(n, _)| n.parse::<u32>().ok())
+                    .map(|n| (f.to_string(), n))
+            })
+            .or_else(|| path_line_prefix(line));
         if let Some((path, n)) = hit.filter(|(_, n)| *n >= 1) {
             let r = read(&path, Some(n), Some(n), workspace);
             if !out.contains(&r) {
@@ -456,8 +457,11 @@ mod tests {
                 pr("src/server.py", Some(4), Some(4))
             ]
         );
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("src")).unwrap();
+        std::fs::write(d.path().join("src/lease.py"), "x\n").unwrap();
         assert_eq!(
-            search_hits("grep -n ttl src/lease.py", "10:        self.ttl = t\n15:x", ws()),
+            search_hits("grep -n ttl src/lease.py", "10:        self.ttl = t\n15:x", d.path()),
             vec![
                 pr("src/lease.py", Some(10), Some(10)),
                 pr("src/lease.py", Some(15), Some(15))
