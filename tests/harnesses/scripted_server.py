@@ -154,7 +154,7 @@ def chat_answer(state, body):
     messages = body.get("messages") or []
     tools = tool_names(body)
     system = " ".join(content_text(m.get("content")) for m in messages if m.get("role") == "system")
-    if not tools and "title" in system.lower() and "mini" not in system.lower():
+    if not tools and "title generator" in system.lower():
         # OpenCode's title request: a short title, no action.
         return {"role": "assistant", "content": "Lease expiry diagnosis"}, "stop", None
     steps = script(state.args.script, state.args.labels)

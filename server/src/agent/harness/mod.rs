@@ -185,7 +185,49 @@ impl Harness {
             "max_tokens": self.max_tokens,
             "max_cost_usd": self.max_cost_usd,
             "max_wall_secs": self.wall.map(|d| d.as_secs_f64()),
+            "harness_command": self.command_summary(),
         })
+    }
+
+    /// The command each attempt runs, with `<task>`, `<output>` and `<workspace>` standing for
+    /// what changes per attempt.
+    pub fn command_summary(&self) -> Vec<String> {
+        let p = self.program.to_string_lossy().into_owned();
+        let cost = self.max_cost_usd.unwrap_or(0.0);
+        let mut v: Vec<String> = vec![p];
+        let words: Vec<String> = match self.kind {
+            Kind::MiniSwe => {
+                let mut w: Vec<String> = "--yolo --exit-immediately -t <task> -o <output>/trajectory.json"
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect();
+                if mini::is_1x(&self.version) {
+                    w.extend(["-l".to_string(), cost.to_string()]);
+                } else {
+                    w.extend([
+                        "-c".to_string(),
+                        "mini.yaml".to_string(),
+                        "-c".to_string(),
+                        format!("agent.step_limit={}", self.max_steps),
+                        "-c".to_string(),
+                        format!("agent.cost_limit={cost}"),
+                    ]);
+                }
+                w
+            }
+            Kind::Codex => "exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox -C <workspace> -m"
+                .split(' ')
+                .map(str::to_string)
+                .chain([self.model.clone(), "<task>".to_string()])
+                .collect(),
+            Kind::OpenCode => ["run", "--format", "json", "-m"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([format!("distdebug/{}", self.model), "<task>".to_string()])
+                .collect(),
+        };
+        v.extend(words);
+        v
     }
 
     /// The base URL without a trailing `/chat/completions` or `/responses`.

@@ -60,6 +60,9 @@ pub fn launch(
         "autoupdate": false,
         "share": "disabled",
         "agent": {"build": {"steps": h.max_steps}},
+        // Its answer goes to the output folder, outside the repository; asking would end a
+        // non-interactive run. distdebug's sandbox is what confines it.
+        "permission": {"external_directory": "allow"},
     });
     let path = home.join("opencode.json");
     let text = serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?;
@@ -130,6 +133,14 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
                     }
                 }
                 if part.get("reason").and_then(Value::as_str) == Some("stop") {
+                    // The final answer: the reply's text is what it submits.
+                    let text = out.steps[reply_start.min(out.steps.len())..]
+                        .iter()
+                        .filter(|s| s.kind == StepKind::Thought)
+                        .filter_map(|s| s.text.clone())
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    out.steps.push(Step::new(StepKind::Submit).with_text(text));
                     out.exit = Some(Exit::Submitted);
                 }
                 reply_start = out.steps.len();
