@@ -78,6 +78,10 @@ passed=0 failed=0 skipped=0
 suite() {
   local name=$1 needs=$2 agent=$3 config=$4
   shift 4
+  # DISTDEBUG_HARNESSES="codex opencode" runs only those.
+  if [ -n "${DISTDEBUG_HARNESSES:-}" ] && [[ " $DISTDEBUG_HARNESSES " != *" $name "* ]]; then
+    return
+  fi
   if [ ! -e "$needs" ]; then
     echo "SKIPPED $name: $needs is missing (run .ci/install)"
     skipped=$((skipped + 1))
