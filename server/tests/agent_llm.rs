@@ -247,7 +247,11 @@ async fn llama_cpp_without_jinja_falls_back_to_text_actions_instead_of_retrying(
     assert_eq!(t.exit, Exit::Submitted, "{err}");
     assert_eq!(d.unwrap().blocks[0].start_line, 15);
     let reqs = stub.requests();
-    assert_eq!(reqs.len(), 2, "no retry of the 500: the next request is in text mode");
+    assert_eq!(
+        reqs.len(),
+        2,
+        "no retry of the 500: the next request is in text mode"
+    );
     assert!(reqs[1].body.get("tools").is_none());
     assert!(t.steps[0].text.as_deref().unwrap_or("").contains("--jinja"));
     // Any other 500 is still retried.
@@ -264,7 +268,10 @@ async fn llama_cpp_without_jinja_falls_back_to_text_actions_instead_of_retrying(
     )
     .await;
     let reqs = stub.requests();
-    assert!(reqs[1].body.get("tools").is_some(), "a plain 500 is retried as it was");
+    assert!(
+        reqs[1].body.get("tools").is_some(),
+        "a plain 500 is retried as it was"
+    );
 }
 
 #[tokio::test]

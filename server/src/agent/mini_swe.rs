@@ -41,7 +41,8 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
         .ok_or("messages: missing; expected the list of chat messages")?;
     let info = v.get("info").unwrap_or(&Value::Null);
     // 1.x writes its commands only as ```bash blocks in the text.
-    let text_actions = v.get("trajectory_format").and_then(Value::as_str) == Some("mini-swe-agent-1");
+    let text_actions =
+        v.get("trajectory_format").and_then(Value::as_str) == Some("mini-swe-agent-1");
     let mut out = Imported {
         model: info
             .pointer("/config/model/model_name")
@@ -165,9 +166,8 @@ fn end_step(status: Option<&str>, submission: &str) -> Step {
         Some(s) if submission.trim().is_empty() => {
             Step::new(StepKind::Error).with_text(format!("mini-swe-agent stopped: {s}"))
         }
-        Some(s) => {
-            Step::new(StepKind::Error).with_text(format!("mini-swe-agent stopped: {s}: {submission}"))
-        }
+        Some(s) => Step::new(StepKind::Error)
+            .with_text(format!("mini-swe-agent stopped: {s}: {submission}")),
         None => Step::new(StepKind::Error).with_text(submission),
     }
 }
@@ -200,22 +200,25 @@ fn observation_or_error(
         s.tokens = count_usage(extra.pointer("/response/usage"), usage);
         return Some(s);
     }
-    let (text, returncode) = if extra.get("raw_output").is_some() || extra.get("returncode").is_some()
-    {
-        let text = extra
-            .get("raw_output")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| content.to_string());
-        (text, extra.get("returncode").filter(|r| !r.is_null()).cloned())
-    } else if let Some((rc, output)) = tagged_output(content) {
-        (output, Some(json!(rc)))
-    } else if role == "tool" {
-        (content.to_string(), None)
-    } else {
-        return (seen_task && !content.trim().is_empty())
-            .then(|| Step::new(StepKind::Thought).with_text(content));
-    };
+    let (text, returncode) =
+        if extra.get("raw_output").is_some() || extra.get("returncode").is_some() {
+            let text = extra
+                .get("raw_output")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| content.to_string());
+            (
+                text,
+                extra.get("returncode").filter(|r| !r.is_null()).cloned(),
+            )
+        } else if let Some((rc, output)) = tagged_output(content) {
+            (output, Some(json!(rc)))
+        } else if role == "tool" {
+            (content.to_string(), None)
+        } else {
+            return (seen_task && !content.trim().is_empty())
+                .then(|| Step::new(StepKind::Thought).with_text(content));
+        };
     let mut s = Step::new(StepKind::Observation);
     if let Some(cmd) = &command {
         s.paths_read = super::harness::shell_reads::search_hits(cmd, &text, workspace);
@@ -247,7 +250,9 @@ fn bash_blocks(text: &str) -> Vec<String> {
     let mut rest = text;
     while let Some(i) = rest.find("```bash") {
         let after = &rest[i + 7..];
-        let Some(body_start) = after.find('\n') else { break };
+        let Some(body_start) = after.find('\n') else {
+            break;
+        };
         let body = &after[body_start + 1..];
         let Some(end) = body.find("```") else { break };
         blocks.push(body[..end].trim().to_string());

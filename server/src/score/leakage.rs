@@ -1131,7 +1131,7 @@ mod tests {
             "echo x > /dev/tcp/10.0.0.1/80",
             "python3 -c \"import socket; s = socket.socket(); s.connect(('10.0.0.1', 80))\"",
             "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9), timeout=1)\"",
-            "node -e \"require('net').connect(80, 'example.org')\"",
+            "node -e \"const net = require('net'); net.connect(80, 'example.org')\"",
             "env HTTPS_PROXY=x timeout 5 curl example.org",
         ] {
             assert!(flagged(&c, vec![bash(cmd)], "network"), "{cmd}");

@@ -67,7 +67,10 @@ base_url = {base}\nwire_api = \"responses\"\n",
     let path = codex_home.join("config.toml");
     crate::util::fs::write_atomic(&path, config.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    env.insert("CODEX_HOME".into(), codex_home.to_string_lossy().into_owned());
+    env.insert(
+        "CODEX_HOME".into(),
+        codex_home.to_string_lossy().into_owned(),
+    );
     let argv = vec![
         h.program.to_string_lossy().into_owned(),
         "exec".into(),
@@ -150,12 +153,12 @@ pub fn import_rollout(lines: &[Value], workspace: &Path) -> Imported {
                     out.model = Some(m.to_string());
                 }
             }
-            ("response_item", "message") => {
-                if p.get("role").and_then(Value::as_str) == Some("assistant") {
-                    let text = output_text(p);
-                    if !text.trim().is_empty() {
-                        out.steps.push(Step::new(StepKind::Thought).with_text(text));
-                    }
+            ("response_item", "message")
+                if p.get("role").and_then(Value::as_str) == Some("assistant") =>
+            {
+                let text = output_text(p);
+                if !text.trim().is_empty() {
+                    out.steps.push(Step::new(StepKind::Thought).with_text(text));
                 }
             }
             ("response_item", "reasoning") => {
@@ -167,7 +170,9 @@ pub fn import_rollout(lines: &[Value], workspace: &Path) -> Imported {
             ("response_item", "function_call" | "custom_tool_call" | "local_shell_call") => {
                 let name = p.get("name").and_then(Value::as_str).unwrap_or("shell");
                 let args = match p.get("arguments").or_else(|| p.get("input")) {
-                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(json!({"input": s})),
+                    Some(Value::String(s)) => {
+                        serde_json::from_str(s).unwrap_or(json!({"input": s}))
+                    }
                     Some(v) => v.clone(),
                     None => p.get("action").cloned().unwrap_or(Value::Null),
                 };
@@ -183,18 +188,29 @@ pub fn import_rollout(lines: &[Value], workspace: &Path) -> Imported {
             ("response_item", "function_call_output" | "custom_tool_call_output") => {
                 let raw = match p.get("output") {
                     Some(Value::String(s)) => s.clone(),
-                    Some(v) => v.get("content").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| v.to_string()),
+                    Some(v) => v
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
                     None => String::new(),
                 };
                 let text = strip_output_header(&raw).to_string();
                 let mut s = Step::new(StepKind::Observation);
-                if let Some(cmd) = p.get("call_id").and_then(Value::as_str).and_then(|id| calls.get(id)) {
+                if let Some(cmd) = p
+                    .get("call_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| calls.get(id))
+                {
                     s.paths_read = search_hits(cmd, &text, workspace);
                 }
-                out.steps.push(s.with_text(crate::agent::tools::cap_chars(text, OBSERVATION_MAX)));
+                out.steps
+                    .push(s.with_text(crate::agent::tools::cap_chars(text, OBSERVATION_MAX)));
             }
             ("event_msg", "token_count") => {
-                let Some(info) = p.get("info").filter(|i| !i.is_null()) else { continue };
+                let Some(info) = p.get("info").filter(|i| !i.is_null()) else {
+                    continue;
+                };
                 // The same totals repeated carry no new reply.
                 if last_total.as_ref() == info.get("total_token_usage") {
                     continue;
@@ -232,9 +248,14 @@ pub fn import_rollout(lines: &[Value], workspace: &Path) -> Imported {
                 let msg = p
                     .get("message")
                     .or_else(|| p.get("reason"))
-                    .map(|m| m.as_str().map(str::to_string).unwrap_or_else(|| m.to_string()))
+                    .map(|m| {
+                        m.as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| m.to_string())
+                    })
                     .unwrap_or_default();
-                out.steps.push(Step::new(StepKind::Error).with_text(format!("codex: {ptype}: {msg}")));
+                out.steps
+                    .push(Step::new(StepKind::Error).with_text(format!("codex: {ptype}: {msg}")));
                 if ptype != "stream_error" {
                     out.exit = Some(Exit::Error);
                 }
@@ -258,11 +279,20 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
                     out.steps.push(Step::new(StepKind::Thought).with_text(text));
                 }
                 "command_execution" => {
-                    let cmd = item.get("command").and_then(Value::as_str).unwrap_or("").to_string();
-                    let mut a = Step::new(StepKind::Action).with_tool("exec_command", json!({"cmd": cmd}));
+                    let cmd = item
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let mut a =
+                        Step::new(StepKind::Action).with_tool("exec_command", json!({"cmd": cmd}));
                     a.paths_read = paths_read_by(&cmd, workspace);
                     out.steps.push(a);
-                    let text = item.get("aggregated_output").and_then(Value::as_str).unwrap_or("").to_string();
+                    let text = item
+                        .get("aggregated_output")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     let mut o = Step::new(StepKind::Observation);
                     o.paths_read = search_hits(&cmd, &text, workspace);
                     let mut o = o.with_text(crate::agent::tools::cap_chars(text, OBSERVATION_MAX));
@@ -273,17 +303,21 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
                 }
                 "error" => {
                     let msg = item.get("message").and_then(Value::as_str).unwrap_or("");
-                    out.steps.push(Step::new(StepKind::Error).with_text(format!("codex: {msg}")));
+                    out.steps
+                        .push(Step::new(StepKind::Error).with_text(format!("codex: {msg}")));
                 }
                 "" => {}
                 other => {
-                    out.steps.push(Step::new(StepKind::Action).with_tool(other, item.clone()));
+                    out.steps
+                        .push(Step::new(StepKind::Action).with_tool(other, item.clone()));
                 }
             },
             "turn.completed" => {
                 let u = l.get("usage").unwrap_or(&Value::Null);
-                out.usage.prompt_tokens += u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
-                out.usage.completion_tokens += u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
+                out.usage.prompt_tokens +=
+                    u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                out.usage.completion_tokens +=
+                    u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
                 out.exit = Some(Exit::Submitted);
             }
             "turn.failed" | "error" => {
@@ -292,7 +326,8 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
                     .or_else(|| l.get("message"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                out.steps.push(Step::new(StepKind::Error).with_text(format!("codex: {msg}")));
+                out.steps
+                    .push(Step::new(StepKind::Error).with_text(format!("codex: {msg}")));
                 out.exit = Some(Exit::Error);
             }
             _ => {}

@@ -153,7 +153,11 @@ fn read_mini(
             if !live.exists() && final_ {
                 return Err("mini-swe-agent wrote no trajectory".to_string());
             }
-            let messages: Vec<Value> = if live.exists() { jsonl(live)? } else { Vec::new() };
+            let messages: Vec<Value> = if live.exists() {
+                jsonl(live)?
+            } else {
+                Vec::new()
+            };
             serde_json::json!({"trajectory_format": "mini-swe-agent-1", "messages": messages})
         }
         _ => {
@@ -164,9 +168,8 @@ fn read_mini(
                 ));
             }
             let text = read_capped(trajectory)?;
-            serde_json::from_str(&text).map_err(|e| {
-                format!("{}: not valid JSON: {e}", trajectory.display())
-            })?
+            serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not valid JSON: {e}", trajectory.display()))?
         }
     };
     let t = mini_swe::import(&doc, ws)?;
@@ -191,7 +194,8 @@ fn read_capped(path: &Path) -> Result<String, String> {
             path.display()
         ));
     }
-    crate::incident::read_text_lossy(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+    crate::incident::read_text_lossy(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))
 }
 
 /// The complete lines of a JSONL file that are JSON objects (a torn last line waits).
@@ -206,4 +210,219 @@ fn jsonl(path: &Path) -> Result<Vec<Value>, String> {
         .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
         .filter(Value::is_object)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attempt::{PathRead, StepKind};
+
+    /// Native files recorded from real runs of the harnesses against the scripted server
+    /// (workspace `/tmp/hp/ws`).
+    fn fixture(name: &str) -> Vec<Value> {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/harnesses")
+            .join(name);
+        jsonl(&p).unwrap()
+    }
+
+    fn ws() -> &'static Path {
+        Path::new("/tmp/hp/ws")
+    }
+
+    fn kinds(steps: &[Step]) -> Vec<StepKind> {
+        steps.iter().map(|s| s.kind).collect()
+    }
+
+    fn tokens(steps: &[Step]) -> u64 {
+        steps.iter().filter_map(|s| s.tokens).sum()
+    }
+
+    fn has_read(steps: &[Step], path: &str, s: u32, e: u32) -> bool {
+        let want = PathRead {
+            path: path.into(),
+            start_line: Some(s),
+            end_line: Some(e),
+        };
+        steps.iter().any(|st| st.paths_read.contains(&want))
+    }
+
+    /// Every prefix of the file imports to steps whose stable part is a prefix of the whole.
+    fn stable_prefixes_agree(lines: &[Value], import: fn(&[Value], &Path) -> Imported) {
+        let full = import(lines, ws());
+        for n in 0..lines.len() {
+            let part = import(&lines[..n], ws());
+            assert!(part.stable <= part.steps.len());
+            assert_eq!(
+                &part.steps[..part.stable],
+                &full.steps[..part.stable],
+                "prefix of {n} lines"
+            );
+        }
+    }
+
+    #[test]
+    fn a_codex_rollout_gives_steps_tokens_per_reply_and_reads() {
+        let lines = fixture("codex-rollout.jsonl");
+        let t = codex::import_rollout(&lines, ws());
+        use StepKind::*;
+        assert_eq!(
+            kinds(&t.steps),
+            [
+                Action,
+                Observation,
+                Action,
+                Observation,
+                Action,
+                Observation,
+                Thought,
+                Submit
+            ]
+        );
+        assert_eq!(
+            (t.usage.prompt_tokens, t.usage.completion_tokens),
+            (4822, 98)
+        );
+        assert_eq!(
+            tokens(&t.steps),
+            4920,
+            "each reply's usage is on its first step"
+        );
+        assert_eq!(t.replies, 4);
+        assert_eq!(t.steps[0].tokens, Some(1020));
+        assert!(has_read(&t.steps, "src/lease.py", 10, 20));
+        assert!(has_read(&t.steps, "src/lease.py", 17, 17), "the grep hit");
+        assert_eq!(t.model.as_deref(), Some("scripted-model"));
+        assert_eq!(t.exit, Some(Exit::Submitted));
+        // The heredoc that writes the diagnosis reads nothing.
+        assert!(t.steps[4].paths_read.is_empty());
+        stable_prefixes_agree(&lines, codex::import_rollout);
+    }
+
+    #[test]
+    fn codex_exec_events_are_the_fallback() {
+        let t = codex::import_events(&fixture("codex-exec.jsonl"), ws());
+        assert_eq!(
+            (t.usage.prompt_tokens, t.usage.completion_tokens),
+            (4822, 98)
+        );
+        let actions = t
+            .steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Action)
+            .count();
+        assert_eq!(actions, 3);
+        assert!(has_read(&t.steps, "src/lease.py", 17, 17));
+        assert!(
+            t.steps.iter().any(|s| s.kind == StepKind::Error),
+            "the metadata warning"
+        );
+    }
+
+    #[test]
+    fn opencode_events_give_steps_tokens_and_its_read_tool() {
+        let lines = fixture("opencode-run.jsonl");
+        let t = opencode::import_events(&lines, ws());
+        assert_eq!(
+            (t.usage.prompt_tokens, t.usage.completion_tokens),
+            (4822, 98)
+        );
+        assert_eq!(tokens(&t.steps), 4920);
+        assert_eq!(t.replies, 4);
+        assert!(
+            has_read(&t.steps, "src/lease.py", 10, 20),
+            "read tool offset 10, limit 11"
+        );
+        assert!(has_read(&t.steps, "src/lease.py", 17, 17));
+        let read = t
+            .steps
+            .iter()
+            .find(|s| s.tool.as_deref() == Some("read"))
+            .unwrap();
+        assert_eq!(read.kind, StepKind::Action);
+        assert_eq!(t.steps.last().unwrap().kind, StepKind::Submit);
+        assert_eq!(t.exit, Some(Exit::Submitted));
+        stable_prefixes_agree(&lines, opencode::import_events);
+    }
+
+    #[test]
+    fn mini_swe_agent_1x_text_actions_become_actions_and_observations() {
+        let doc = serde_json::json!({
+            "trajectory_format": "mini-swe-agent-1",
+            "info": {"exit_status": "Submitted", "submission": "", "mini_version": "1.17.5"},
+            "messages": [
+                {"role": "system", "content": "You are..."},
+                {"role": "user", "content": "Please solve this issue: x"},
+                {"role": "assistant", "content": "THOUGHT: look.\n\n```bash\ngrep -rn 'granted lease' src\n```",
+                 "extra": {"response": {"usage": {"prompt_tokens": 1000, "completion_tokens": 20}}}},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\nsrc/lease.py:17:  log.info(x)\n</output>"},
+                {"role": "assistant", "content": "THOUGHT: no action.",
+                 "extra": {"response": {"usage": {"prompt_tokens": 1100, "completion_tokens": 5}}}},
+                {"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 0 actions."},
+                {"role": "assistant", "content": "```bash\ncurl -s https://example.org && git log --all\n```",
+                 "extra": {"response": {"usage": {"prompt_tokens": 1200, "completion_tokens": 7}}}},
+                {"role": "user", "content": "<returncode>7</returncode>\n<output>\n</output>"},
+                {"role": "user", "content": ""}
+            ]
+        });
+        let t = mini_swe::import(&doc, ws()).unwrap();
+        use StepKind::*;
+        assert_eq!(
+            kinds(&t.steps),
+            [
+                Thought,
+                Action,
+                Observation,
+                Thought,
+                Error,
+                Thought,
+                Action,
+                Observation,
+                Submit
+            ]
+        );
+        assert_eq!(
+            (t.usage.prompt_tokens, t.usage.completion_tokens),
+            (3300, 32)
+        );
+        assert!(has_read(&t.steps, "src/lease.py", 17, 17));
+        assert_eq!(t.steps[7].extra["returncode"], 7);
+        assert_eq!(t.exit, Some(Exit::Submitted));
+        // The guard sees 1.x's commands.
+        let ctx = crate::score::leakage::LeakageContext {
+            fix_patch: None,
+            fix_commit: None,
+            buggy_commit: None,
+            allowed_hosts: vec![],
+            repo_has_file: &|_| false,
+        };
+        let rules: Vec<String> = crate::score::leakage::check(&ctx, &t.steps)
+            .reasons
+            .into_iter()
+            .map(|f| f.rule)
+            .collect();
+        assert!(
+            rules.contains(&"network".to_string()) && rules.contains(&"git-history".to_string()),
+            "{rules:?}"
+        );
+    }
+
+    #[test]
+    fn mini_swe_agent_time_exceeded_is_a_budget_and_rejected_replies_count() {
+        let doc = serde_json::json!({
+            "trajectory_format": "mini-swe-agent-1.1",
+            "info": {"exit_status": "TimeExceeded"},
+            "messages": [
+                {"role": "user", "content": "task"},
+                {"role": "user", "content": "Tool call error: no tool calls", "extra": {"interrupt_type": "FormatError",
+                  "response": {"usage": {"prompt_tokens": 500, "completion_tokens": 9}}}},
+                {"role": "exit", "content": "TimeExceeded", "extra": {"exit_status": "TimeExceeded", "submission": ""}}
+            ]
+        });
+        let t = mini_swe::import(&doc, ws()).unwrap();
+        assert_eq!(t.exit, Some(Exit::Budget));
+        assert_eq!((t.usage.prompt_tokens, t.usage.completion_tokens), (500, 9));
+        assert_eq!(t.steps[0].kind, StepKind::Error);
+        assert_eq!(t.steps[0].tokens, Some(509));
+    }
 }

@@ -93,7 +93,10 @@ pub fn launch(
     } else {
         format!("openai/{}", h.model)
     };
-    env.insert("MSWEA_GLOBAL_CONFIG_DIR".into(), config_dir.to_string_lossy().into_owned());
+    env.insert(
+        "MSWEA_GLOBAL_CONFIG_DIR".into(),
+        config_dir.to_string_lossy().into_owned(),
+    );
     env.insert("MSWEA_CONFIGURED".into(), "true".into());
     env.insert("MSWEA_MODEL_NAME".into(), model);
     env.insert("MSWEA_COST_TRACKING".into(), "ignore_errors".into());
@@ -142,7 +145,10 @@ pub fn launch(
             crate::util::fs::write_atomic(&launcher, LAUNCHER_1X.as_bytes())
                 .map_err(|e| format!("{}: cannot write: {e}", launcher.display()))?;
             let live = out_dir.join(LIVE_MESSAGES);
-            env.insert("DISTDEBUG_MINI_LIVE".into(), live.to_string_lossy().into_owned());
+            env.insert(
+                "DISTDEBUG_MINI_LIVE".into(),
+                live.to_string_lossy().into_owned(),
+            );
             let mut argv = vec![
                 python.to_string_lossy().into_owned(),
                 launcher.to_string_lossy().into_owned(),

@@ -101,7 +101,10 @@ pub const HOME_DIR: &str = "home";
 impl Harness {
     /// Finds the harness from `location` (a setting: a venv or node_modules folder, or the
     /// program) or PATH, and reads its version.
-    pub fn locate(kind: Kind, location: Option<&Path>) -> Result<(PathBuf, Option<PathBuf>, String, Vec<PathBuf>), String> {
+    pub fn locate(
+        kind: Kind,
+        location: Option<&Path>,
+    ) -> Result<(PathBuf, Option<PathBuf>, String, Vec<PathBuf>), String> {
         let missing = |where_: String| {
             format!(
                 "{} is not installed ({where_}); install {}, then set [harness] {} in distdebug.toml or put it on PATH",

@@ -68,7 +68,10 @@ pub fn launch(
     let text = serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?;
     crate::util::fs::write_atomic(&path, text.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    env.insert("OPENCODE_CONFIG".into(), path.to_string_lossy().into_owned());
+    env.insert(
+        "OPENCODE_CONFIG".into(),
+        path.to_string_lossy().into_owned(),
+    );
     for flag in [
         "OPENCODE_DISABLE_AUTOUPDATE",
         "OPENCODE_DISABLE_MODELS_FETCH",
@@ -154,7 +157,8 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
                     .and_then(Value::as_str)
                     .map(str::to_string)
                     .unwrap_or_else(|| e.to_string());
-                out.steps.push(Step::new(StepKind::Error).with_text(format!("opencode: {msg}")));
+                out.steps
+                    .push(Step::new(StepKind::Error).with_text(format!("opencode: {msg}")));
                 out.exit = Some(Exit::Error);
                 out.stable = out.steps.len();
             }
@@ -172,7 +176,11 @@ fn tool_steps(part: &Value, workspace: &Path, steps: &mut Vec<Step>) {
     let mut a = Step::new(StepKind::Action).with_tool(tool, input.clone());
     let command = input.get("command").and_then(Value::as_str);
     match tool {
-        "bash" => a.paths_read = command.map(|c| paths_read_by(c, workspace)).unwrap_or_default(),
+        "bash" => {
+            a.paths_read = command
+                .map(|c| paths_read_by(c, workspace))
+                .unwrap_or_default()
+        }
         "read" => a.paths_read.extend(read_tool(&input, workspace)),
         _ => {}
     }
@@ -184,7 +192,11 @@ fn tool_steps(part: &Value, workspace: &Path, steps: &mut Vec<Step>) {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let mut o = Step::new(if status == "error" { StepKind::Error } else { StepKind::Observation });
+    let mut o = Step::new(if status == "error" {
+        StepKind::Error
+    } else {
+        StepKind::Observation
+    });
     o.paths_read = match (tool, command) {
         ("bash", Some(c)) => search_hits(c, &output, workspace),
         ("grep", _) => grep_tool_hits(&output, workspace),
@@ -199,8 +211,16 @@ fn tool_steps(part: &Value, workspace: &Path, steps: &mut Vec<Step>) {
 /// OpenCode's `read` tool: `filePath`, 1-based `offset`, `limit` lines (2000 by default).
 fn read_tool(input: &Value, workspace: &Path) -> Option<PathRead> {
     let path = input.get("filePath").and_then(Value::as_str)?;
-    let offset = input.get("offset").and_then(Value::as_u64).unwrap_or(1).max(1);
-    let limit = input.get("limit").and_then(Value::as_u64).unwrap_or(2000).max(1);
+    let offset = input
+        .get("offset")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    let limit = input
+        .get("limit")
+        .and_then(Value::as_u64)
+        .unwrap_or(2000)
+        .max(1);
     let start = u32::try_from(offset).ok()?;
     let end = u32::try_from(offset + limit - 1).unwrap_or(u32::MAX);
     Some(read(path, Some(start), Some(end), workspace))

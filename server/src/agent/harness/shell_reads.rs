@@ -411,12 +411,18 @@ mod tests {
     fn reading_commands_name_their_files_and_lines() {
         let cases: Vec<(&str, Vec<PathRead>)> = vec![
             ("cat src/a.py", vec![pr("src/a.py", None, None)]),
-            ("sed -n '10,20p' src/lease.py", vec![pr("src/lease.py", Some(10), Some(20))]),
+            (
+                "sed -n '10,20p' src/lease.py",
+                vec![pr("src/lease.py", Some(10), Some(20))],
+            ),
             (
                 "nl -ba /ws/src/L.java | sed -n '100,140p'",
                 vec![pr("src/L.java", Some(100), Some(140))],
             ),
-            ("head -n 20 ./src/a.go", vec![pr("src/a.go", Some(1), Some(20))]),
+            (
+                "head -n 20 ./src/a.go",
+                vec![pr("src/a.go", Some(1), Some(20))],
+            ),
             ("head -5 a.go", vec![pr("a.go", Some(1), Some(5))]),
             ("tail -n +30 a.go", vec![pr("a.go", Some(30), None)]),
             ("cat a.py | head -n 3", vec![pr("a.py", Some(1), Some(3))]),
@@ -461,7 +467,11 @@ mod tests {
         std::fs::create_dir_all(d.path().join("src")).unwrap();
         std::fs::write(d.path().join("src/lease.py"), "x\n").unwrap();
         assert_eq!(
-            search_hits("grep -n ttl src/lease.py", "10:        self.ttl = t\n15:x", d.path()),
+            search_hits(
+                "grep -n ttl src/lease.py",
+                "10:        self.ttl = t\n15:x",
+                d.path()
+            ),
             vec![
                 pr("src/lease.py", Some(10), Some(10)),
                 pr("src/lease.py", Some(15), Some(15))
