@@ -394,6 +394,35 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_harness_names_the_package_to_install() {
+        let mut o = AgentOptions {
+            model: Some("m".into()),
+            no_sandbox: true,
+            ..Default::default()
+        };
+        o.config.harness.codex = Some(PathBuf::from("/nonexistent/harnesses"));
+        o.config.harness.opencode = Some(PathBuf::from("/nonexistent/harnesses"));
+        o.config.harness.mini_swe_agent = Some(PathBuf::from("/nonexistent/venv"));
+        for (kind, package) in [
+            (Kind::Codex, "@openai/codex"),
+            (Kind::OpenCode, "opencode-ai"),
+            (Kind::MiniSwe, "mini-swe-agent"),
+        ] {
+            let err = o.harness_config(kind, &|_| None).unwrap_err();
+            assert!(
+                err.contains(package) && err.contains("[harness]") && err.contains("/nonexistent"),
+                "{err}"
+            );
+        }
+        let no_model = AgentOptions::default();
+        let err = no_model.harness_config(Kind::Codex, &|_| None).unwrap_err();
+        assert!(
+            err.contains("--agent codex") && err.contains("--model"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn external_settings() {
         let o = AgentOptions {
             command: Some("my-agent --fast".into()),
