@@ -272,6 +272,20 @@ async fn run_inner(
             recorder.record(Step::new(StepKind::Error).with_text(e));
         }
     }
+    // A harness that gave its diagnosis only as its final answer: take it from there.
+    if let Some(n) = native.as_ref() {
+        let path = out_dir.join(DIAGNOSIS);
+        if !path.exists() {
+            if let Some(text) = super::harness::diagnosis_in_answer(&n.last.steps) {
+                if let Err(e) = crate::util::fs::write_atomic(&path, text.as_bytes()) {
+                    recorder.record(
+                        Step::new(StepKind::Error)
+                            .with_text(format!("{}: cannot write: {e}", path.display())),
+                    );
+                }
+            }
+        }
+    }
     let diagnosis = match Diagnosis::load(&out_dir.join(DIAGNOSIS)) {
         Ok(mut d) => {
             if d.incident.is_empty() {

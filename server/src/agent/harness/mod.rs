@@ -246,6 +246,30 @@ impl Harness {
     }
 }
 
+/// A diagnosis the harness gave only as its final answer (a JSON object with `blocks`, bare
+/// or in a fenced block), for harnesses told to write `diagnosis.json` that answered instead.
+pub fn diagnosis_in_answer(steps: &[crate::attempt::Step]) -> Option<String> {
+    let answer = steps
+        .iter()
+        .rev()
+        .find(|s| s.kind == crate::attempt::StepKind::Submit)?
+        .text
+        .as_deref()?;
+    let fenced = answer
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .map(|b| b.strip_prefix("json").unwrap_or(b).trim().to_string());
+    let bare = match (answer.find('{'), answer.rfind('}')) {
+        (Some(a), Some(b)) if a < b => Some(answer[a..=b].to_string()),
+        _ => None,
+    };
+    fenced.chain(bare).find(|text| {
+        serde_json::from_str::<serde_json::Value>(text)
+            .is_ok_and(|v| v.get("blocks").is_some_and(|b| b.is_array()))
+    })
+}
+
 /// The `--version` line of a program (its last word when it is a version number).
 fn version_of(program: &Path) -> String {
     let out = std::process::Command::new(program)
