@@ -5,7 +5,8 @@
 # OpenAI-compatible server (tests/harnesses/scripted_server.py) on 127.0.0.1. The honest
 # script must be submitted, imported with every step kind, the server's token counts, the
 # lines it read and its live steps, and scored; the leak script must be flagged on labels,
-# git-history and network. A harness that is not installed is skipped, loudly.
+# git-history and network; under a step budget of 2 the attempt must end with budget. A
+# harness that is not installed is skipped, loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,9 +32,12 @@ sed "s#/.venv-mini2#/.venv-mini1#" "$work/distdebug.toml" > "$work/distdebug-min
 
 # One attempt of HARNESS (config name NAME, settings CONFIG) with SCRIPT; prints the check.
 run_one() {
-  local name=$1 agent=$2 config=$3 script=$4
+  local name=$1 agent=$2 config=$3 mode=$4
   shift 4
-  local state="$work/state-$name-$script" out="$work/results/$name-$script"
+  # budget: the honest script under a step budget of 2, which it needs 4 replies for.
+  local script=$mode budget=()
+  if [ "$mode" = budget ]; then script=honest budget=(--max-steps 2); fi
+  local state="$work/state-$name-$mode" out="$work/results/$name-$mode"
   python3 tests/harnesses/scripted_server.py --state "$state" --script "$script" \
     --final-delay 2.5 --max-seconds 240 "$@" &
   server_pid=$!
@@ -43,11 +47,15 @@ run_one() {
   (cd "$work" && MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=3 timeout 300 "$bin" run --agent "$agent" \
     --config "$config" --endpoint "http://127.0.0.1:$port/v1" --model scripted-model \
     --network host --timeout 240 --incident tiny-lease --attempts 1 --out "$out" --dir incidents \
-    > "$work/$name-$script.log" 2>&1) &
+    "${budget[@]}" > "$work/$name-$mode.log" 2>&1) &
   local run_pid=$!
   # While the server holds back its last answer, the steps so far must be in trajectory.jsonl.
   local live=0 jsonl="$out/tiny-lease/attempt-1/trajectory.jsonl"
-  for _ in $(seq 600); do [ -e "$state/final-pending" ] && break; sleep 0.1; done
+  for _ in $(seq 600); do
+    [ -e "$state/final-pending" ] && break
+    [ "$mode" = budget ] && ! kill -0 "$run_pid" 2>/dev/null && break
+    sleep 0.1
+  done
   for _ in $(seq 20); do
     if [ -e "$jsonl" ] && [ ! -e "$out/tiny-lease/attempt-1/trajectory.json" ]; then
       live=$(grep -c . "$jsonl" || true)
@@ -61,17 +69,17 @@ run_one() {
   wait "$server_pid" 2>/dev/null || true
   server_pid=""
   if [ "$status" -ne 0 ] || [ ! -e "$out/tiny-lease/attempt-1/trajectory.json" ]; then
-    echo "FAIL $name $script: distdebug run exited $status"
-    cat "$work/$name-$script.log"
+    echo "FAIL $name $mode: distdebug run exited $status"
+    cat "$work/$name-$mode.log"
     tail -20 "$out/tiny-lease/attempt-1/agent-stderr.log" 2>/dev/null || true
     return 1
   fi
-  python3 tests/harnesses/check_attempt.py "$script" "$out" "$state" "$live" || {
+  python3 tests/harnesses/check_attempt.py "$mode" "$out" "$state" "$live" || {
     tail -20 "$out/tiny-lease/attempt-1/agent-stderr.log" || true
     return 1
   }
   # The scorer reads the attempt back like any other.
-  "$bin" score "$out" --dir "$work/incidents" --json > "$work/$name-$script.score.json"
+  "$bin" score "$out" --dir "$work/incidents" --json > "$work/$name-$mode.score.json"
 }
 
 passed=0 failed=0 skipped=0
@@ -88,8 +96,8 @@ suite() {
     return
   fi
   local t0=$SECONDS
-  for script in honest leak; do
-    if run_one "$name" "$agent" "$config" "$script" "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  for mode in honest leak budget; do
+    if run_one "$name" "$agent" "$config" "$mode" "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   done
   echo "   $name: $((SECONDS - t0)) s"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks one harness attempt that tests/e2e-harnesses.sh ran through distdebug.
 
-usage: check_attempt.py honest|leak CONFIG_DIR STATE_DIR LIVE_LINES
+usage: check_attempt.py honest|leak|budget CONFIG_DIR STATE_DIR LIVE_LINES
   CONFIG_DIR  results/<config> (holding run.json and tiny-lease/attempt-1/)
   STATE_DIR   the scripted server's state (usage.json)
   LIVE_LINES  the lines of the attempt's trajectory.jsonl seen before the harness's last reply
@@ -31,6 +31,19 @@ def main():
     kinds = {s["kind"] for s in steps}
     harness = run.get("agent", "")
 
+    if mode == "budget":
+        check(traj["exit"] == "budget", f"exit is {traj['exit']}, expected budget")
+        check(not any(s["kind"] == "submit" for s in steps), "a submit step under a budget of 2")
+        check(steps and steps[-1]["kind"] == "error", "the last step does not say why it stopped")
+        replies = sum(1 for s in steps if s.get("tokens"))
+        check(replies <= 3, f"{replies} model replies recorded under a step budget of 2")
+        usage = traj["usage"]
+        check(
+            (usage["prompt_tokens"], usage["completion_tokens"]) == (server["prompt_tokens"], server["completion_tokens"]),
+            f"usage {usage} differs from what the server reported {server}",
+        )
+        report(fails, harness, mode, steps, usage, live, [])
+        return
     check(traj["exit"] == "submitted", f"exit is {traj['exit']}, expected submitted")
     want = {"thought", "action", "observation", "submit"}
     if harness == "mini-swe-agent" and mode == "honest":
@@ -61,6 +74,10 @@ def main():
     else:
         for rule in ("labels", "git-history", "network"):
             check(rule in rules, f"the leak script was not flagged on {rule} (flags: {rules})")
+    report(fails, harness, mode, steps, usage, live, rules)
+
+
+def report(fails, harness, mode, steps, usage, live, rules):
     for f in fails:
         print(f"FAIL {harness} {mode}: {f}")
     if not fails:

@@ -298,6 +298,13 @@ async fn run_inner(
         }
         Err(e) => Err(e),
     };
+    let harness_used_up = match (&cfg.harness, native.as_ref()) {
+        (Some(h), Some(n)) => {
+            usage = h.priced(usage);
+            used_up(h, &n.last)
+        }
+        _ => false,
+    };
     let out = match ending {
         Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
         Ending::OverBudget(why) => {
@@ -327,6 +334,13 @@ async fn run_inner(
             Err(_) if matches!(agent_exit, Some(Exit::Budget)) => {
                 output(Exit::Budget, None, usage, model, None)
             }
+            Err(e) if harness_used_up => {
+                recorder.record(
+                    Step::new(StepKind::Error)
+                        .with_text(format!("{e}; the harness had used up its budget")),
+                );
+                output(Exit::Budget, None, usage, model, None)
+            }
             Err(e) => output(Exit::Error, None, usage, model, Some(e)),
         },
     };
@@ -346,13 +360,31 @@ fn over_budget(
             seen.replies, h.max_steps
         ));
     }
-    let used = seen.usage.prompt_tokens + seen.usage.completion_tokens;
-    match h.max_tokens {
-        Some(max) if used > max => Some(format!(
+    let usage = h.priced(seen.usage.clone());
+    let used = usage.prompt_tokens + usage.completion_tokens;
+    if let Some(max) = h.max_tokens.filter(|m| used > *m) {
+        return Some(format!(
             "the harness used {used} tokens, more than the token budget of {max}"
+        ));
+    }
+    match h.max_cost_usd {
+        Some(max) if usage.cost_usd > max => Some(format!(
+            "the harness cost {:.4} USD, more than the cost budget of {max} USD",
+            usage.cost_usd
         )),
         _ => None,
     }
+}
+
+/// Whether a harness that ended without a diagnosis had used up a budget: it stopped at its
+/// own limit (set to distdebug's), which it may not say in a form distdebug reads.
+fn used_up(h: &super::harness::Harness, seen: &super::harness::live::Imported) -> bool {
+    let usage = h.priced(seen.usage.clone());
+    seen.replies >= h.max_steps
+        || h.max_tokens
+            .is_some_and(|m| usage.prompt_tokens + usage.completion_tokens >= m)
+        || h.max_cost_usd
+            .is_some_and(|m| m > 0.0 && usage.cost_usd >= m)
 }
 
 fn output(

@@ -282,6 +282,7 @@ impl AgentOptions {
             hide: self.hidden(),
             expose: self.config.sandbox.expose.clone(),
         };
+        let price = self.config.price_of(&model);
         cfg.harness = Some(Harness {
             kind,
             program,
@@ -294,6 +295,7 @@ impl AgentOptions {
             max_tokens: budget.max_tokens,
             max_cost_usd: budget.max_cost_usd,
             wall: cfg.timeout,
+            price,
             roots,
         });
         Ok(cfg)

@@ -1,7 +1,8 @@
 //! mini-swe-agent as a harness: `mini --yolo --exit-immediately -t TASK -o trajectory.json`
 //! with its global config folder in the attempt's home, the first-run setup skipped, litellm's
 //! price list read locally, the model and endpoint from distdebug's settings, and distdebug's
-//! budgets as its own limits (2.x: `-c agent.step_limit=…`; 1.x: `-l` for cost). 2.x rewrites
+//! budgets as its own limits (2.x: `-c agent.step_limit=…`; 1.x: `-l` for cost and the step
+//! limit through the launcher below). 2.x rewrites
 //! its trajectory after every step, which is followed live; 1.x writes it only at the end, so
 //! it is started through a small launcher that also appends each message to a JSONL file.
 
@@ -15,9 +16,19 @@ pub const TRAJECTORY: &str = "trajectory.json";
 /// The messages 1.x's launcher appends as they happen.
 pub const LIVE_MESSAGES: &str = "mini-messages.jsonl";
 /// The launcher of 1.x: the real `mini` command, with `add_message` also appending each
-/// message to `$DISTDEBUG_MINI_LIVE` (one JSON object a line).
+/// message to `$DISTDEBUG_MINI_LIVE` (one JSON object a line), and the agent's own step limit
+/// (which 1.x's command line cannot set) from `$DISTDEBUG_MINI_STEP_LIMIT`, reached as a stop
+/// rather than a question for a new limit.
 const LAUNCHER_1X: &str = r#"import json, os, sys
 from minisweagent.agents import default as _d
+_init = _d.DefaultAgent.__init__
+def _init_with_limit(self, *args, **kwargs):
+    _init(self, *args, **kwargs)
+    self.config.step_limit = int(os.environ.get("DISTDEBUG_MINI_STEP_LIMIT", "0"))
+_d.DefaultAgent.__init__ = _init_with_limit
+from minisweagent.agents import interactive as _i
+# At the limit, stop (LimitsExceeded) instead of asking on the closed stdin for a new one.
+_i.InteractiveAgent.query = _d.DefaultAgent.query
 _add = _d.DefaultAgent.add_message
 def _add_message(self, role, content="", **kwargs):
     _add(self, role, content, **kwargs)
@@ -149,6 +160,7 @@ pub fn launch(
                 "DISTDEBUG_MINI_LIVE".into(),
                 live.to_string_lossy().into_owned(),
             );
+            env.insert("DISTDEBUG_MINI_STEP_LIMIT".into(), h.max_steps.to_string());
             let mut argv = vec![
                 python.to_string_lossy().into_owned(),
                 launcher.to_string_lossy().into_owned(),

@@ -80,6 +80,8 @@ pub struct Harness {
     pub max_tokens: Option<u64>,
     pub max_cost_usd: Option<f64>,
     pub wall: Option<Duration>,
+    /// `[prices."<model>"]`: the cost of an attempt whose harness reports none.
+    pub price: crate::config::Price,
     /// Folders the harness needs to read inside the sandbox (its venv or node_modules, the
     /// Python it was built with).
     pub roots: Vec<PathBuf>,
@@ -238,6 +240,16 @@ impl Harness {
         let e = self.endpoint.trim().trim_end_matches('/');
         let e = e.strip_suffix("/chat/completions").unwrap_or(e);
         e.strip_suffix("/responses").unwrap_or(e).to_string()
+    }
+
+    /// The usage with its cost: the harness's own figure, else the configured price.
+    pub fn priced(&self, mut usage: crate::attempt::Usage) -> crate::attempt::Usage {
+        if usage.cost_usd == 0.0 {
+            usage.cost_usd = (usage.prompt_tokens as f64 * self.price.prompt_per_mtok
+                + usage.completion_tokens as f64 * self.price.completion_per_mtok)
+                / 1e6;
+        }
+        usage
     }
 
     /// Whether the key variable holds a value in this process's environment.
