@@ -360,7 +360,7 @@ fn over_budget(
             seen.replies, h.max_steps
         ));
     }
-    let usage = h.priced(seen.usage.clone());
+    let usage = h.priced(seen.usage);
     let used = usage.prompt_tokens + usage.completion_tokens;
     if let Some(max) = h.max_tokens.filter(|m| used > *m) {
         return Some(format!(
@@ -379,7 +379,7 @@ fn over_budget(
 /// Whether a harness that ended without a diagnosis had used up a budget: it stopped at its
 /// own limit (set to distdebug's), which it may not say in a form distdebug reads.
 fn used_up(h: &super::harness::Harness, seen: &super::harness::live::Imported) -> bool {
-    let usage = h.priced(seen.usage.clone());
+    let usage = h.priced(seen.usage);
     seen.replies >= h.max_steps
         || h.max_tokens
             .is_some_and(|m| usage.prompt_tokens + usage.completion_tokens >= m)
