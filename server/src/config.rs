@@ -199,8 +199,15 @@ env = { FOO = "bar" }
 
 [sandbox]
 hide = ["/data/private"]
+
+[harness]
+mini_swe_agent = ".venv-mini2"
+codex = "/opt/harnesses"
 "#;
         let c = Config::parse(Path::new("distdebug.toml"), text).unwrap();
+        assert_eq!(c.harness.mini_swe_agent, Some(PathBuf::from(".venv-mini2")));
+        assert_eq!(c.harness.codex, Some(PathBuf::from("/opt/harnesses")));
+        assert_eq!(c.harness.opencode, None);
         assert_eq!(c.llm.model.as_deref(), Some("qwen"));
         assert_eq!(c.budget.max_steps, Some(12));
         assert_eq!(c.price_of("gpt-4o-mini").completion_per_mtok, 0.6);

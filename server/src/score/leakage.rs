@@ -357,7 +357,7 @@ fn is_shell_tool(name: &str) -> bool {
         "sh", "bash", "zsh", "shell", "terminal", "exec", "execute", "run", "cmd", "command",
     ];
     exact.contains(&n.as_str())
-        || ["bash", "shell", "terminal", "command", "exec"]
+        || ["bash", "shell", "terminal", "command", "exec", "stdin"]
             .iter()
             .any(|w| n.contains(w))
 }
@@ -1136,6 +1136,12 @@ mod tests {
         ] {
             assert!(flagged(&c, vec![bash(cmd)], "network"), "{cmd}");
         }
+        // Codex types into a running shell with write_stdin: what it types is a command.
+        let typed = Step::new(StepKind::Action).with_tool(
+            "write_stdin",
+            json!({"session_id": 3, "chars": "git log --all\n"}),
+        );
+        assert!(flagged(&ctx_commit(), vec![typed], "git-history"));
         let web = Step::new(StepKind::Action).with_tool(
             "web_search",
             json!({"query": "etcd raft inflight bytes bug"}),
