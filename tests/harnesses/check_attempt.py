@@ -48,6 +48,8 @@ def main():
     want = {"thought", "action", "observation", "submit"}
     if harness == "mini-swe-agent" and mode == "honest":
         want.add("error")  # the scripted reply without an action is a format error
+    if harness == "codex" and mode == "honest":
+        want.add("error")  # the scripted 429 and 500 it retried
     check(want <= kinds, f"step kinds {sorted(kinds)} lack {sorted(want - kinds)}")
     usage = traj["usage"]
     check(

@@ -337,6 +337,17 @@ pub fn import_events(lines: &[Value], workspace: &Path) -> Imported {
     out
 }
 
+/// The endpoint failures Codex retried (`{"type":"error","message":"Reconnecting… 429"}` in
+/// its `exec --json` events; its rollout does not record them), as error steps.
+pub fn retry_errors(events: &[Value]) -> Vec<Step> {
+    events
+        .iter()
+        .filter(|l| l.get("type").and_then(Value::as_str) == Some("error"))
+        .filter_map(|l| l.get("message").and_then(Value::as_str))
+        .map(|m| Step::new(StepKind::Error).with_text(format!("codex: {m}")))
+        .collect()
+}
+
 fn output_text(p: &Value) -> String {
     p.get("content")
         .and_then(Value::as_array)

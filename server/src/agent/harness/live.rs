@@ -132,7 +132,15 @@ impl LiveImport {
                 live_messages,
             } => read_mini(trajectory, live_messages.as_deref(), ws, final_),
             Native::Codex { sessions, events } => match codex::find_rollout(sessions) {
-                Some(r) => Ok(codex::import_rollout(&jsonl(&r)?, ws)),
+                Some(r) => {
+                    let mut imp = codex::import_rollout(&jsonl(&r)?, ws);
+                    if final_ && events.exists() {
+                        // The retries are only in the events, which carry no times: they
+                        // are added at the end (steps recorded live must stay a prefix).
+                        imp.steps.extend(codex::retry_errors(&jsonl(events)?));
+                    }
+                    Ok(imp)
+                }
                 None if events.exists() => Ok(codex::import_events(&jsonl(events)?, ws)),
                 None => Err("codex wrote no session rollout and no events".to_string()),
             },
