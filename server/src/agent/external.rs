@@ -156,60 +156,8 @@ async fn run_inner(
         None => None,
     };
     let argv = launch.as_ref().map(|l| &l.argv).unwrap_or(&cfg.argv);
-    let Some((program, args)) = argv.split_first() else {
-        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
-    };
-    let mut expose = cfg.sandbox.expose.clone();
-    if let Some(h) = &cfg.harness {
-        expose.extend(h.roots.iter().cloned());
-    }
-    let mut cmd = if cfg.sandbox.enabled {
-        let Some(bwrap) = sandbox::bwrap() else {
-            sandbox::warn_once(super::options::NO_BWRAP);
-            return Err(super::options::NO_BWRAP.to_string());
-        };
-        let mut hide = sandbox::default_hidden(&input.output_dir);
-        hide.extend(cfg.sandbox.hide.iter().cloned());
-        let mounts = Mounts {
-            workspace: workspace.clone(),
-            workspace_writable: cfg.writable_copy,
-            output: Some(out_dir.clone()),
-            hide,
-            expose,
-            network: cfg.sandbox.network,
-        };
-        let mut c = tokio::process::Command::new(bwrap);
-        c.args(sandbox::bwrap_args(&mounts)?)
-            .arg("--")
-            .arg(program)
-            .args(args);
-        c
-    } else {
-        sandbox::warn_once(
-            "running agents without a sandbox (--no-sandbox): they can read anything this user can",
-        );
-        let mut c = tokio::process::Command::new(program);
-        c.args(args);
-        c
-    };
-    let meta = workspace.join(crate::incident::prepare::META_DIR);
-    cmd.current_dir(&workspace)
-        .env_remove("DISTDEBUG_INCIDENTS")
-        .env_remove("DISTDEBUG_REPO_CACHE")
-        .envs(&cfg.env)
-        .envs(launch.iter().flat_map(|l| l.env.iter()))
-        .env("DISTDEBUG_WORKSPACE", &workspace)
-        .env("DISTDEBUG_REPORT", meta.join("report.md"))
-        .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
-        .env("DISTDEBUG_OUTPUT", &out_dir)
-        .env("DISTDEBUG_INCIDENT", &input.incident)
-        .env("DISTDEBUG_ATTEMPT", input.attempt.to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(log_file(&input.output_dir.join(STDOUT_LOG))?)
-        .stderr(log_file(&input.output_dir.join(STDERR_LOG))?)
-        // Its own process group, so that everything it starts can be killed together.
-        .process_group(0)
-        .kill_on_drop(true);
+    let launch_env = launch.as_ref().map(|l| l.env.clone()).unwrap_or_default();
+    let (mut cmd, program) = agent_command(cfg, input, &workspace, &out_dir, argv, &launch_env)?;
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the agent command {program:?}: {e}"))?;
@@ -272,8 +220,101 @@ async fn run_inner(
             recorder.record(Step::new(StepKind::Error).with_text(e));
         }
     }
-    // A harness that gave its diagnosis only as its final answer: take it from there.
-    if let Some(n) = native.as_ref() {
+    let diagnosis = load_diagnosis(&out_dir, input, native.as_ref(), recorder);
+    let harness_used_up = match (&cfg.harness, native.as_ref()) {
+        (Some(h), Some(n)) => {
+            usage = h.priced(usage);
+            used_up(h, &n.last)
+        }
+        _ => false,
+    };
+    let facts = Facts {
+        usage,
+        model,
+        agent_exit,
+        harness_used_up,
+    };
+    let out = exit_of(ending, diagnosis, facts, cfg, input, recorder);
+    drop(copy);
+    Ok(out)
+}
+
+/// The agent's process: under bubblewrap unless the sandbox is off, in the workspace, with the
+/// `DISTDEBUG_*` environment, stdin closed, output to the attempt's logs, in its own group.
+fn agent_command(
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    workspace: &Path,
+    out_dir: &Path,
+    argv: &[String],
+    launch_env: &BTreeMap<String, String>,
+) -> Result<(tokio::process::Command, String), String> {
+    let Some((program, args)) = argv.split_first() else {
+        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
+    };
+    let mut expose = cfg.sandbox.expose.clone();
+    if let Some(h) = &cfg.harness {
+        expose.extend(h.roots.iter().cloned());
+    }
+    let mut cmd = if cfg.sandbox.enabled {
+        let Some(bwrap) = sandbox::bwrap() else {
+            sandbox::warn_once(super::options::NO_BWRAP);
+            return Err(super::options::NO_BWRAP.to_string());
+        };
+        let mut hide = sandbox::default_hidden(&input.output_dir);
+        hide.extend(cfg.sandbox.hide.iter().cloned());
+        let mounts = Mounts {
+            workspace: workspace.to_path_buf(),
+            workspace_writable: cfg.writable_copy,
+            output: Some(out_dir.to_path_buf()),
+            hide,
+            expose,
+            network: cfg.sandbox.network,
+        };
+        let mut c = tokio::process::Command::new(bwrap);
+        c.args(sandbox::bwrap_args(&mounts)?)
+            .arg("--")
+            .arg(program)
+            .args(args);
+        c
+    } else {
+        sandbox::warn_once(
+            "running agents without a sandbox (--no-sandbox): they can read anything this user can",
+        );
+        let mut c = tokio::process::Command::new(program);
+        c.args(args);
+        c
+    };
+    let meta = workspace.join(crate::incident::prepare::META_DIR);
+    cmd.current_dir(workspace)
+        .env_remove("DISTDEBUG_INCIDENTS")
+        .env_remove("DISTDEBUG_REPO_CACHE")
+        .envs(&cfg.env)
+        .envs(launch_env)
+        .env("DISTDEBUG_WORKSPACE", workspace)
+        .env("DISTDEBUG_REPORT", meta.join("report.md"))
+        .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
+        .env("DISTDEBUG_OUTPUT", out_dir)
+        .env("DISTDEBUG_INCIDENT", &input.incident)
+        .env("DISTDEBUG_ATTEMPT", input.attempt.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(log_file(&input.output_dir.join(STDOUT_LOG))?)
+        .stderr(log_file(&input.output_dir.join(STDERR_LOG))?)
+        // Its own process group, so that everything it starts can be killed together.
+        .process_group(0)
+        .kill_on_drop(true);
+    Ok((cmd, program.clone()))
+}
+
+/// The agent's `diagnosis.json` (with its incident filled in), or why there is none. A
+/// harness that gave its diagnosis only as its final answer has it taken from there.
+fn load_diagnosis(
+    out_dir: &Path,
+    input: &AgentInput,
+    native: Option<&super::harness::live::LiveImport>,
+    recorder: &mut TrajectoryRecorder,
+) -> Result<Diagnosis, String> {
+    if let Some(n) = native {
         let path = out_dir.join(DIAGNOSIS);
         if !path.exists() {
             if let Some(text) = super::harness::diagnosis_in_answer(&n.last.steps) {
@@ -286,7 +327,7 @@ async fn run_inner(
             }
         }
     }
-    let diagnosis = match Diagnosis::load(&out_dir.join(DIAGNOSIS)) {
+    match Diagnosis::load(&out_dir.join(DIAGNOSIS)) {
         Ok(mut d) => {
             if d.incident.is_empty() {
                 d.incident = input.incident.clone();
@@ -297,15 +338,35 @@ async fn run_inner(
             Err("the agent wrote no diagnosis.json".to_string())
         }
         Err(e) => Err(e),
-    };
-    let harness_used_up = match (&cfg.harness, native.as_ref()) {
-        (Some(h), Some(n)) => {
-            usage = h.priced(usage);
-            used_up(h, &n.last)
-        }
-        _ => false,
-    };
-    let out = match ending {
+    }
+}
+
+/// What the end of an attempt is judged by, besides how the process ended.
+struct Facts {
+    usage: Usage,
+    model: Option<String>,
+    /// The exit the agent's own trajectory states.
+    agent_exit: Option<Exit>,
+    /// A harness that had used up a budget.
+    harness_used_up: bool,
+}
+
+/// The attempt's exit from how the process ended and what it left.
+fn exit_of(
+    ending: Ending,
+    diagnosis: Result<Diagnosis, String>,
+    facts: Facts,
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    recorder: &mut TrajectoryRecorder,
+) -> AgentOutput {
+    let Facts {
+        usage,
+        model,
+        agent_exit,
+        harness_used_up,
+    } = facts;
+    match ending {
         Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
         Ending::OverBudget(why) => {
             recorder.record(Step::new(StepKind::Error).with_text(format!("stopped: {why}")));
@@ -343,9 +404,7 @@ async fn run_inner(
             }
             Err(e) => output(Exit::Error, None, usage, model, Some(e)),
         },
-    };
-    drop(copy);
-    Ok(out)
+    }
 }
 
 /// Why a harness has gone past distdebug's budget, judged by what it recorded so far (the

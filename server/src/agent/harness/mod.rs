@@ -88,12 +88,22 @@ pub struct Harness {
 }
 
 /// What one attempt's launch needs: the command, its environment and where its native
-/// trajectory will be.
-#[derive(Debug, Clone)]
+/// trajectory will be. Its `Debug` shows the variables' names only (one may hold the key).
+#[derive(Clone)]
 pub struct Launch {
     pub argv: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub native: live::Native,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("argv", &self.argv)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("native", &self.native)
+            .finish()
+    }
 }
 
 /// The folder inside `$DISTDEBUG_OUTPUT` that is the harness's `$HOME` (its config, caches,
