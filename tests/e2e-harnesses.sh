@@ -44,7 +44,8 @@ run_one() {
   for _ in $(seq 50); do [ -s "$state/port" ] && break; sleep 0.1; done
   local port
   port=$(cat "$state/port")
-  (cd "$work" && MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=3 timeout 300 "$bin" run --agent "$agent" \
+  (cd "$work" && MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=3 E2E_KEY="$key" timeout 300 "$bin" run \
+    --agent "$agent" --api-key-env E2E_KEY \
     --config "$config" --endpoint "http://127.0.0.1:$port/v1" --model scripted-model \
     --network host --timeout 240 --incident tiny-lease --attempts 1 --out "$out" --dir incidents \
     "${budget[@]}" > "$work/$name-$mode.log" 2>&1) &
@@ -74,6 +75,15 @@ run_one() {
     tail -20 "$out/tiny-lease/attempt-1/agent-stderr.log" 2>/dev/null || true
     return 1
   fi
+  # The key reached the harness through its variable and was written nowhere.
+  if grep -rqF "$key" "$out"; then
+    echo "FAIL $name $mode: the API key is in $(grep -rlF "$key" "$out" | head -3)"
+    return 1
+  fi
+  if ! grep -qF "Bearer $key" "$state/requests.jsonl"; then
+    echo "FAIL $name $mode: the harness did not send the key to the endpoint"
+    return 1
+  fi
   python3 tests/harnesses/check_attempt.py "$mode" "$out" "$state" "$live" || {
     tail -20 "$out/tiny-lease/attempt-1/agent-stderr.log" || true
     return 1
@@ -82,6 +92,7 @@ run_one() {
   "$bin" score "$out" --dir "$work/incidents" --json > "$work/$name-$mode.score.json"
 }
 
+key="sk-e2e-$RANDOM$RANDOM-secret"
 passed=0 failed=0 skipped=0
 suite() {
   local name=$1 needs=$2 agent=$3 config=$4

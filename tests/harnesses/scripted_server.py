@@ -283,7 +283,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, {"error": {"message": "body is not JSON"}})
             return
         path = self.path.split("?")[0].rstrip("/")
-        log(self.state, {"path": path, "stream": bool(body.get("stream")), "tools": tool_names(body), "body": body})
+        log(self.state, {"path": path, "stream": bool(body.get("stream")), "tools": tool_names(body),
+                         "authorization": self.headers.get("Authorization", ""), "body": body})
         if path.endswith("/chat/completions"):
             self.chat(body)
         elif path.endswith("/responses"):

@@ -164,9 +164,13 @@ async fn run_inner(
     let pid = child.id();
 
     let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
-    let mut native = launch
-        .as_ref()
-        .map(|l| super::harness::live::LiveImport::new(l.native.clone(), &workspace));
+    let mut native = launch.as_ref().map(|l| {
+        let secret = cfg
+            .harness
+            .as_ref()
+            .and_then(|h| super::options::process_env(&h.api_key_env));
+        super::harness::live::LiveImport::new(l.native.clone(), &workspace, secret)
+    });
     let deadline = cfg.timeout.map(|t| tokio::time::Instant::now() + t);
     let ending = loop {
         tokio::select! {

@@ -64,6 +64,12 @@ base_url = {base}\nwire_api = \"responses\"\n",
         config.push_str(&format!("env_key = {}\n", toml_str(&h.api_key_env)));
     }
     config.push_str("\n[analytics]\nenabled = false\n");
+    // A shell snapshot stores the environment (the key's variable too) under CODEX_HOME, and
+    // apps, plugins and the browser reach beyond the endpoint.
+    config.push_str(
+        "\n[features]\nshell_snapshot = false\napps = false\nplugins = false\n\
+remote_plugin = false\nbrowser_use = false\nin_app_browser = false\n",
+    );
     let path = codex_home.join("config.toml");
     crate::util::fs::write_atomic(&path, config.as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
