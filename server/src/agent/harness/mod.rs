@@ -292,18 +292,46 @@ pub fn diagnosis_in_answer(steps: &[crate::attempt::Step]) -> Option<String> {
     })
 }
 
-/// The `--version` line of a program (its last word when it is a version number).
+/// The `--version` line of a program (its last word when it is a version number), asked in
+/// a throw-away home so that the probe writes nothing into the user's, and given up after
+/// ten seconds.
 fn version_of(program: &Path) -> String {
-    let out = std::process::Command::new(program)
+    let Ok(home) = tempfile::tempdir() else {
+        return "unknown".to_string();
+    };
+    let h = home.path();
+    let child = std::process::Command::new(program)
         .arg("--version")
         .stdin(std::process::Stdio::null())
-        .env("HOME", std::env::temp_dir())
-        .output();
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .env("HOME", h)
+        .env("CODEX_HOME", h)
+        .env("XDG_CONFIG_HOME", h)
+        .env("XDG_DATA_HOME", h)
+        .env("XDG_CACHE_HOME", h)
+        .env("XDG_STATE_HOME", h)
+        .spawn();
+    let Ok(mut child) = child else {
+        return "unknown".to_string();
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output();
     let text = out
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     let line = text.lines().next().unwrap_or("").trim();
-    line.rsplit(' ').next().unwrap_or(line).to_string()
+    match line.rsplit(' ').next() {
+        Some(v) if !v.is_empty() => v.to_string(),
+        _ => "unknown".to_string(),
+    }
 }
 
 /// Looks `name` up on PATH.
