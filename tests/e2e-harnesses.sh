@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the benchmark's real harnesses (mini-swe-agent 2.x and 1.x, Codex CLI, OpenCode,
 # as .ci/install puts them in .venv-mini2, .venv-mini1 and .harnesses) run one attempt each
-# through the distdebug binary, sandboxed with --network host, against the scripted
+# through the distdebug binary, sandboxed with the endpoint-only network, against the scripted
 # OpenAI-compatible server (tests/harnesses/scripted_server.py) on 127.0.0.1. The honest
 # script must be submitted, imported with every step kind, the server's token counts, the
 # lines it read and its live steps, and scored; the leak script must be flagged on labels,
@@ -47,7 +47,7 @@ run_one() {
   (cd "$work" && MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=3 E2E_KEY="$key" timeout 300 "$bin" run \
     --agent "$agent" --api-key-env E2E_KEY \
     --config "$config" --endpoint "http://127.0.0.1:$port/v1" --model scripted-model \
-    --network host --timeout 240 --incident tiny-lease --attempts 1 --out "$out" --dir incidents \
+    --timeout 240 --incident tiny-lease --attempts 1 --out "$out" --dir incidents \
     "${budget[@]}" > "$work/$name-$mode.log" 2>&1) &
   local run_pid=$!
   # While the server holds back its last answer, the steps so far must be in trajectory.jsonl.

@@ -53,21 +53,18 @@ pub struct LiveImport {
     pub last: Imported,
     /// Size and modification time of the files last read: unchanged files are not re-read.
     seen: Option<(u64, std::time::SystemTime)>,
-    /// The API key, when the harness was given one: what a command printed of it is replaced
-    /// before a step is recorded.
-    secret: Option<String>,
 }
 
 impl LiveImport {
-    pub fn new(native: Native, workspace: &Path, secret: Option<String>) -> LiveImport {
+    /// Steps are recorded through the recorder, which redacts the API key (registered when
+    /// it was read) from what a command printed.
+    pub fn new(native: Native, workspace: &Path) -> LiveImport {
         LiveImport {
             native,
             workspace: workspace.to_path_buf(),
             recorded: 0,
             last: Imported::default(),
             seen: None,
-            // Too short a value would blank out ordinary text.
-            secret: secret.filter(|s| s.len() >= 8),
         }
     }
 
@@ -95,7 +92,7 @@ impl LiveImport {
 
     fn record(&mut self, recorder: &mut TrajectoryRecorder, steps: &[Step], upto: usize) {
         for s in steps.iter().take(upto).skip(self.recorded) {
-            recorder.record(redact(s.clone(), self.secret.as_deref()));
+            recorder.record(s.clone());
         }
         self.recorded = self.recorded.max(upto.min(steps.len()));
     }
@@ -152,22 +149,6 @@ impl LiveImport {
             Native::OpenCode { events } => Ok(opencode::import_events(&jsonl(events)?, ws)),
         }
     }
-}
-
-/// The step with every occurrence of `secret` in its text and arguments replaced.
-fn redact(mut step: Step, secret: Option<&str>) -> Step {
-    let Some(secret) = secret else { return step };
-    const HIDDEN: &str = "<redacted: the API key>";
-    if let Some(t) = step.text.as_mut().filter(|t| t.contains(secret)) {
-        *t = t.replace(secret, HIDDEN);
-    }
-    if let Some(a) = step.args.as_ref() {
-        let text = a.to_string();
-        if text.contains(secret) {
-            step.args = serde_json::from_str(&text.replace(secret, HIDDEN)).ok();
-        }
-    }
-    step
 }
 
 fn read_mini(
@@ -288,23 +269,6 @@ mod tests {
                 "prefix of {n} lines"
             );
         }
-    }
-
-    #[test]
-    fn a_printed_key_is_redacted_before_it_is_recorded() {
-        let s = Step::new(crate::attempt::StepKind::Observation)
-            .with_text("OPENAI_API_KEY=sk-live-12345678 HOME=/h");
-        let r = redact(s, Some("sk-live-12345678"));
-        assert_eq!(
-            r.text.as_deref(),
-            Some("OPENAI_API_KEY=<redacted: the API key> HOME=/h")
-        );
-        let a = Step::new(crate::attempt::StepKind::Action).with_tool(
-            "bash",
-            serde_json::json!({"command": "echo sk-live-12345678"}),
-        );
-        let r = redact(a, Some("sk-live-12345678"));
-        assert!(!r.args.unwrap().to_string().contains("sk-live"));
     }
 
     #[test]
