@@ -23,6 +23,21 @@ pub struct Config {
     pub external: ExternalSection,
     #[serde(default)]
     pub sandbox: SandboxSection,
+    #[serde(default)]
+    pub harness: HarnessSection,
+}
+
+/// Where the benchmark's harnesses are installed (each: a venv or node_modules folder, or the
+/// program itself; relative paths are taken from the working directory). Unset: PATH.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessSection {
+    /// mini-swe-agent: a venv folder (with `bin/mini`) or the `mini` program.
+    pub mini_swe_agent: Option<PathBuf>,
+    /// Codex CLI: a folder holding `node_modules/@openai/codex-linux-x64`, or the binary.
+    pub codex: Option<PathBuf>,
+    /// OpenCode: a folder holding `node_modules/opencode-linux-x64`, or the binary.
+    pub opencode: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -184,8 +199,15 @@ env = { FOO = "bar" }
 
 [sandbox]
 hide = ["/data/private"]
+
+[harness]
+mini_swe_agent = ".venv-mini2"
+codex = "/opt/harnesses"
 "#;
         let c = Config::parse(Path::new("distdebug.toml"), text).unwrap();
+        assert_eq!(c.harness.mini_swe_agent, Some(PathBuf::from(".venv-mini2")));
+        assert_eq!(c.harness.codex, Some(PathBuf::from("/opt/harnesses")));
+        assert_eq!(c.harness.opencode, None);
         assert_eq!(c.llm.model.as_deref(), Some("qwen"));
         assert_eq!(c.budget.max_steps, Some(12));
         assert_eq!(c.price_of("gpt-4o-mini").completion_per_mtok, 0.6);

@@ -225,6 +225,56 @@ async fn falls_back_to_text_actions_when_the_endpoint_rejects_tools() {
 }
 
 #[tokio::test]
+async fn llama_cpp_without_jinja_falls_back_to_text_actions_instead_of_retrying() {
+    let dir = scratch();
+    let (_inc, ws) = incident_and_workspace(dir.path());
+    // llama.cpp's server started without --jinja answers tool definitions with a 500.
+    let stub = start_stub(vec![
+        Scripted::status(
+            500,
+            r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#,
+        ),
+        text_reply("Done.\n```action\n{\"tool\": \"submit\", \"args\": {\"summary\": \"ttl\", \"blocks\": [{\"path\": \"src/lease.py\", \"start_line\": 15, \"end_line\": 15}]}}\n```", 60, 6),
+    ])
+    .await;
+    let (t, d, err) = run(
+        fast_config(&stub.base_url),
+        &ws,
+        &dir.path().join("results/llama"),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(t.exit, Exit::Submitted, "{err}");
+    assert_eq!(d.unwrap().blocks[0].start_line, 15);
+    let reqs = stub.requests();
+    assert_eq!(
+        reqs.len(),
+        2,
+        "no retry of the 500: the next request is in text mode"
+    );
+    assert!(reqs[1].body.get("tools").is_none());
+    assert!(t.steps[0].text.as_deref().unwrap_or("").contains("--jinja"));
+    // Any other 500 is still retried.
+    let stub = start_stub(vec![
+        Scripted::status(500, r#"{"error":"overloaded"}"#),
+        text_reply("Done.\n```action\n{\"tool\": \"submit\", \"args\": {\"summary\": \"ttl\", \"blocks\": []}}\n```", 60, 6),
+    ])
+    .await;
+    let (_t, _d, _err) = run(
+        fast_config(&stub.base_url),
+        &ws,
+        &dir.path().join("results/llama2"),
+        &CancellationToken::new(),
+    )
+    .await;
+    let reqs = stub.requests();
+    assert!(
+        reqs[1].body.get("tools").is_some(),
+        "a plain 500 is retried as it was"
+    );
+}
+
+#[tokio::test]
 async fn step_and_token_budgets_stop_the_attempt() {
     let dir = scratch();
     let (_inc, ws) = incident_and_workspace(dir.path());

@@ -10,13 +10,7 @@ pub fn run_info(spec: &AgentSpec) -> RunInfo {
         AgentSpec::Baseline(c) => ("distdebug-baseline", None, c.settings()),
         AgentSpec::Llm(c) => (
             "distdebug-llm",
-            reqwest::Url::parse(&c.endpoint).ok().and_then(|u| {
-                let host = u.host_str()?.to_string();
-                Some(match u.port() {
-                    Some(p) => format!("{host}:{p}"),
-                    None => host,
-                })
-            }),
+            host_of(&c.endpoint),
             json!({
                 "mode": format!("{:?}", c.mode).to_lowercase(),
                 "max_steps": c.budget.max_steps,
@@ -31,6 +25,20 @@ pub fn run_info(spec: &AgentSpec) -> RunInfo {
                 "sandboxed_tools": matches!(c.tools, super::tools::ToolRunner::Sandboxed { .. }),
             }),
         ),
+        AgentSpec::External(c) if c.harness.is_some() => {
+            let h = c.harness.as_ref().map(|h| h.settings()).unwrap_or_default();
+            (
+                c.name.as_str(),
+                c.harness.as_ref().and_then(|h| host_of(&h.base_url())),
+                json!({
+                    "harness": h,
+                    "command": c.harness.as_ref().map(|h| h.program.clone()),
+                    "timeout_secs": c.timeout.map(|d| d.as_secs_f64()),
+                    "sandbox": c.sandbox.enabled,
+                    "network": c.sandbox.network.as_str(),
+                }),
+            )
+        }
         AgentSpec::External(c) => (
             "external-command",
             None,
@@ -44,7 +52,7 @@ pub fn run_info(spec: &AgentSpec) -> RunInfo {
             }),
         ),
     };
-    RunInfo {
+    let mut info = RunInfo {
         agent: spec.name(),
         model: spec.model(),
         harness: harness.to_string(),
@@ -52,5 +60,22 @@ pub fn run_info(spec: &AgentSpec) -> RunInfo {
         settings,
         distdebug_version: env!("CARGO_PKG_VERSION").to_string(),
         ..Default::default()
+    };
+    if let AgentSpec::External(c) = spec {
+        if let Some(h) = &c.harness {
+            info.extra
+                .insert("harness_version".into(), json!(h.version));
+        }
     }
+    info
+}
+
+/// `host:port` of a URL (never its credentials or path).
+fn host_of(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?.to_string();
+    Some(match u.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host,
+    })
 }

@@ -1,4 +1,4 @@
-//! External agents: any command (a mini-swe-agent, Codex CLI or OpenCode wrapper…) run in the
+//! External agents: any command (or one of the benchmark's harnesses, see `harness`) run in the
 //! workspace, sandboxed, with the `DISTDEBUG_*` environment. It writes `diagnosis.json` and
 //! `trajectory.json` into `$DISTDEBUG_OUTPUT` and may append `trajectory.jsonl` there, which
 //! is followed live into the attempt's own trajectory. Timeouts, crashes, cancellation and
@@ -64,6 +64,9 @@ pub struct ExternalConfig {
     pub model: Option<String>,
     /// The model endpoint's base URL: the one host the sandbox lets the agent reach.
     pub endpoint: Option<String>,
+    /// One of the benchmark's harnesses (`--agent mini-swe-agent|codex|opencode`): its
+    /// command, config and native trajectory replace `argv` and `trajectory.json`.
+    pub harness: Option<super::harness::Harness>,
 }
 
 impl ExternalConfig {
@@ -78,6 +81,7 @@ impl ExternalConfig {
             sandbox: SandboxPolicy::default(),
             model: None,
             endpoint: None,
+            harness: None,
         }
     }
 }
@@ -87,6 +91,8 @@ enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     Cancelled,
+    /// A harness went past distdebug's step, token or cost budget (checked on its live steps).
+    OverBudget(String),
 }
 
 /// Runs the external agent on one attempt.
@@ -123,9 +129,6 @@ async fn run_inner(
             None,
         ));
     }
-    let Some((program, args)) = cfg.argv.split_first() else {
-        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
-    };
     let out_dir = input.output_dir.join(AGENT_OUTPUT_DIR);
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("{}: cannot create: {e}", out_dir.display()))?;
@@ -152,9 +155,18 @@ async fn run_inner(
         .canonicalize()
         .map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
+    // A harness writes its config into the attempt and says how to start it.
+    let launch = match &cfg.harness {
+        Some(h) => Some(h.prepare(&out_dir, &input.output_dir, &workspace, input)?),
+        None => None,
+    };
+    let argv = launch.as_ref().map(|l| &l.argv).unwrap_or(&cfg.argv);
+    let Some((program, args)) = argv.split_first() else {
+        return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
+    };
     let mut gate = None;
     let mut cmd = if cfg.sandbox.enabled {
-        let (c, g) = sandboxed_command(cfg, input, &workspace, &out_dir)?;
+        let (c, g) = sandboxed_command(cfg, argv, input, &workspace, &out_dir)?;
         gate = g;
         c
     } else {
@@ -170,6 +182,7 @@ async fn run_inner(
         .env_remove("DISTDEBUG_INCIDENTS")
         .env_remove("DISTDEBUG_REPO_CACHE")
         .envs(&cfg.env)
+        .envs(launch.iter().flat_map(|l| l.env.iter()))
         .env("DISTDEBUG_WORKSPACE", &workspace)
         .env("DISTDEBUG_REPORT", meta.join("report.md"))
         .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
@@ -191,6 +204,9 @@ async fn run_inner(
     let pid = child.id();
 
     let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
+    let mut native = launch
+        .as_ref()
+        .map(|l| super::harness::live::LiveImport::new(l.native.clone(), &workspace));
     let deadline = cfg.timeout.map(|t| tokio::time::Instant::now() + t);
     let ending = loop {
         tokio::select! {
@@ -200,7 +216,15 @@ async fn run_inner(
             },
             _ = cancel.cancelled() => break Ending::Cancelled,
             _ = sleep_until_opt(deadline) => break Ending::TimedOut,
-            _ = tokio::time::sleep(FOLLOW_EVERY) => follower.poll(recorder),
+            _ = tokio::time::sleep(FOLLOW_EVERY) => {
+                follower.poll(recorder);
+                if let Some(n) = native.as_mut() {
+                    n.poll(recorder);
+                    if let Some(why) = cfg.harness.as_ref().and_then(|h| over_budget(h, &n.last)) {
+                        break Ending::OverBudget(why);
+                    }
+                }
+            }
         }
     };
     // The leader may be gone while its children live on: end the whole group either way,
@@ -218,7 +242,17 @@ async fn run_inner(
         record_network(g.finish(), cfg.sandbox.network, recorder, &input.output_dir)?;
     }
 
-    let traj = read_agent_trajectory(cfg, &out_dir, &workspace);
+    let traj = match native.as_mut() {
+        Some(n) => n.finish(recorder).map(|t| {
+            Some(AgentTrajectory {
+                steps: Vec::new(), // recorded by the live import
+                usage: t.usage,
+                model: t.model,
+                exit: t.exit,
+            })
+        }),
+        None => read_agent_trajectory(cfg, &out_dir, &workspace),
+    };
     let (mut usage, mut model, mut agent_exit) = (Usage::default(), cfg.model.clone(), None);
     match traj {
         Ok(Some(t)) => {
@@ -235,14 +269,85 @@ async fn run_inner(
             recorder.record(Step::new(StepKind::Error).with_text(e));
         }
     }
-    let diagnosis = read_agent_diagnosis(&out_dir).map(|mut d| {
+    let diagnosis = load_diagnosis(&out_dir, input, native.as_ref(), recorder);
+    let harness_used_up = match (&cfg.harness, native.as_ref()) {
+        (Some(h), Some(n)) => {
+            usage = h.priced(usage);
+            used_up(h, &n.last)
+        }
+        _ => false,
+    };
+    let facts = Facts {
+        usage,
+        model,
+        agent_exit,
+        harness_used_up,
+    };
+    let out = exit_of(ending, diagnosis, facts, cfg, input, recorder);
+    drop(copy);
+    Ok(out)
+}
+
+/// The agent's `diagnosis.json` (with its incident filled in), or why there is none. A
+/// harness that gave its diagnosis only as its final answer has it taken from there.
+fn load_diagnosis(
+    out_dir: &Path,
+    input: &AgentInput,
+    native: Option<&super::harness::live::LiveImport>,
+    recorder: &mut TrajectoryRecorder,
+) -> Result<Diagnosis, String> {
+    if let Some(n) = native {
+        let path = out_dir.join(DIAGNOSIS);
+        if !path.exists() {
+            if let Some(text) = super::harness::diagnosis_in_answer(&n.last.steps) {
+                if let Err(e) = crate::util::fs::write_atomic(&path, text.as_bytes()) {
+                    recorder.record(
+                        Step::new(StepKind::Error)
+                            .with_text(format!("{}: cannot write: {e}", path.display())),
+                    );
+                }
+            }
+        }
+    }
+    read_agent_diagnosis(out_dir).map(|mut d| {
         if d.incident.is_empty() {
             d.incident = input.incident.clone();
         }
         d
-    });
-    let out = match ending {
+    })
+}
+
+/// What the end of an attempt is judged by, besides how the process ended.
+struct Facts {
+    usage: Usage,
+    model: Option<String>,
+    /// The exit the agent's own trajectory states.
+    agent_exit: Option<Exit>,
+    /// A harness that had used up a budget.
+    harness_used_up: bool,
+}
+
+/// The attempt's exit from how the process ended and what it left.
+fn exit_of(
+    ending: Ending,
+    diagnosis: Result<Diagnosis, String>,
+    facts: Facts,
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    recorder: &mut TrajectoryRecorder,
+) -> AgentOutput {
+    let Facts {
+        usage,
+        model,
+        agent_exit,
+        harness_used_up,
+    } = facts;
+    match ending {
         Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
+        Ending::OverBudget(why) => {
+            recorder.record(Step::new(StepKind::Error).with_text(format!("stopped: {why}")));
+            output(Exit::Budget, diagnosis.ok(), usage, model, None)
+        }
         Ending::TimedOut => {
             let secs = cfg.timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
             recorder.record(Step::new(StepKind::Error).with_text(format!(
@@ -266,11 +371,55 @@ async fn run_inner(
             Err(_) if matches!(agent_exit, Some(Exit::Budget)) => {
                 output(Exit::Budget, None, usage, model, None)
             }
+            Err(e) if harness_used_up => {
+                recorder.record(
+                    Step::new(StepKind::Error)
+                        .with_text(format!("{e}; the harness had used up its budget")),
+                );
+                output(Exit::Budget, None, usage, model, None)
+            }
             Err(e) => output(Exit::Error, None, usage, model, Some(e)),
         },
-    };
-    drop(copy);
-    Ok(out)
+    }
+}
+
+/// Why a harness has gone past distdebug's budget, judged by what it recorded so far (the
+/// harnesses without such limits of their own are held to them this way).
+fn over_budget(
+    h: &super::harness::Harness,
+    seen: &super::harness::live::Imported,
+) -> Option<String> {
+    if seen.replies > h.max_steps {
+        return Some(format!(
+            "the harness made {} model calls, more than the step budget of {}",
+            seen.replies, h.max_steps
+        ));
+    }
+    let usage = h.priced(seen.usage);
+    let used = usage.prompt_tokens + usage.completion_tokens;
+    if let Some(max) = h.max_tokens.filter(|m| used > *m) {
+        return Some(format!(
+            "the harness used {used} tokens, more than the token budget of {max}"
+        ));
+    }
+    match h.max_cost_usd {
+        Some(max) if usage.cost_usd > max => Some(format!(
+            "the harness cost {:.4} USD, more than the cost budget of {max} USD",
+            usage.cost_usd
+        )),
+        _ => None,
+    }
+}
+
+/// Whether a harness that ended without a diagnosis had used up a budget: it stopped at its
+/// own limit (set to distdebug's), which it may not say in a form distdebug reads.
+fn used_up(h: &super::harness::Harness, seen: &super::harness::live::Imported) -> bool {
+    let usage = h.priced(seen.usage);
+    seen.replies >= h.max_steps
+        || h.max_tokens
+            .is_some_and(|m| usage.prompt_tokens + usage.completion_tokens >= m)
+        || h.max_cost_usd
+            .is_some_and(|m| m > 0.0 && usage.cost_usd >= m)
 }
 
 /// The most processes an external agent may run at once (where cgroups allow a limit).
@@ -282,6 +431,7 @@ pub const SANDBOX_RECORD: &str = "sandbox.json";
 /// `Network::Endpoint`).
 fn sandboxed_command(
     cfg: &ExternalConfig,
+    argv: &[String],
     input: &AgentInput,
     workspace: &Path,
     out_dir: &Path,
@@ -290,13 +440,17 @@ fn sandboxed_command(
         sandbox::warn_once(super::options::NO_BWRAP);
         return Err(super::options::NO_BWRAP.to_string());
     };
-    let Some((program, args)) = cfg.argv.split_first() else {
+    let Some((program, args)) = argv.split_first() else {
         return Err("no agent command configured".to_string());
     };
     let mut hide = sandbox::default_hidden(&input.output_dir);
     hide.extend(cfg.sandbox.hide.iter().cloned());
     let mut expose = cfg.sandbox.expose.clone();
-    expose.extend(program_file(&cfg.argv));
+    expose.extend(program_file(argv));
+    // A harness's venv or node_modules (and the Python a venv links to).
+    if let Some(h) = &cfg.harness {
+        expose.extend(h.roots.iter().cloned());
+    }
     let gate = if cfg.sandbox.network == Network::Endpoint {
         let endpoint = cfg.endpoint.as_deref().and_then(Endpoint::from_url);
         Some(

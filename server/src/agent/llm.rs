@@ -608,24 +608,29 @@ impl Session<'_> {
         }
         let snippet = tools::cap_chars(text.trim().to_string(), 300);
         let code = status.as_u16();
+        if tools_sent && self.mode == ToolMode::Auto && refuses_tools(code, &snippet) {
+            return Err(CallError::ToolsUnsupported(snippet));
+        }
         if code == 429 || code == 408 || status.is_server_error() {
             return Err(CallError::Retryable {
                 message: format!("the endpoint answered {status}: {snippet}"),
                 retry_after,
             });
         }
-        if code == 400
-            && tools_sent
-            && self.mode == ToolMode::Auto
-            && snippet.to_lowercase().contains("tool")
-        {
-            return Err(CallError::ToolsUnsupported(snippet));
-        }
         Err(CallError::Fatal(format!(
             "the endpoint {} answered {status}: {snippet}",
             cfg.endpoint_display()
         )))
     }
+}
+
+/// Whether an error answer says the server cannot take tool definitions: vLLM answers 400
+/// naming tools, llama.cpp's server (started without `--jinja`) answers 500 "tools param
+/// requires --jinja flag". Either way the attempt goes on in text mode.
+fn refuses_tools(code: u16, body: &str) -> bool {
+    let b = body.to_lowercase();
+    (code == 400 && b.contains("tool"))
+        || (code == 500 && (b.contains("--jinja") || b.contains("tools param requires")))
 }
 
 /// Turns a transport error into a sentence that names the endpoint (never its credentials).

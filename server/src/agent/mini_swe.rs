@@ -1,8 +1,11 @@
-//! Imports a mini-swe-agent trajectory (`trajectory_format: mini-swe-agent-1.1`: `info`,
-//! `messages` with `extra.actions`, `info.model_stats`) into distdebug steps, so a stock
-//! mini-swe-agent run can be scored and shown. Its bash commands become action steps (with
-//! the lines that `cat`, `sed -n`, `head` and `nl` showed as `paths_read`), command output
-//! becomes observations, and token usage comes from each reply's `response.usage`.
+//! Imports a mini-swe-agent trajectory into distdebug steps, so a stock mini-swe-agent run can
+//! be scored and shown: 2.x (`trajectory_format: mini-swe-agent-1.1`, commands in
+//! `extra.actions` or `bash` tool calls, output in `extra.raw_output`) and 1.x
+//! (`mini-swe-agent-1`, commands only as ```bash blocks in the text, output as
+//! `<returncode>…<output>` user messages, the status in `info.exit_status`). Commands become
+//! action steps (with the lines they showed as `paths_read`), output becomes observations
+//! (with the hits a search printed), and token usage comes from each reply's
+//! `response.usage`, rejected replies included.
 
 use crate::attempt::{Exit, PathRead, Step, StepKind, Usage};
 use serde_json::{json, Value};
@@ -37,6 +40,9 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
         .and_then(Value::as_array)
         .ok_or("messages: missing; expected the list of chat messages")?;
     let info = v.get("info").unwrap_or(&Value::Null);
+    // 1.x writes its commands only as ```bash blocks in the text.
+    let text_actions =
+        v.get("trajectory_format").and_then(Value::as_str) == Some("mini-swe-agent-1");
     let mut out = Imported {
         model: info
             .pointer("/config/model/model_name")
@@ -45,15 +51,14 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
         exit_status: info
             .get("exit_status")
             .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
             .map(str::to_string),
         ..Imported::default()
     };
-    out.exit = out.exit_status.as_deref().map(|s| match s {
-        "Submitted" => Exit::Submitted,
-        "LimitsExceeded" => Exit::Budget,
-        _ => Exit::Error,
-    });
+    out.exit = out.exit_status.as_deref().map(exit_of);
     let mut seen_task = false;
+    // Commands waiting for their output, to find the search hits an observation shows.
+    let mut pending: std::collections::VecDeque<String> = Default::default();
     for (i, m) in messages.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         let extra = m.get("extra").unwrap_or(&Value::Null);
@@ -61,17 +66,7 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
         match role {
             "system" => {}
             "assistant" => {
-                let usage = extra.pointer("/response/usage");
-                let p = usage
-                    .and_then(|u| u.get("prompt_tokens"))
-                    .and_then(Value::as_u64);
-                let c = usage
-                    .and_then(|u| u.get("completion_tokens"))
-                    .and_then(Value::as_u64);
-                out.usage.prompt_tokens += p.unwrap_or(0);
-                out.usage.completion_tokens += c.unwrap_or(0);
-                let mut tokens =
-                    (p.is_some() || c.is_some()).then(|| p.unwrap_or(0) + c.unwrap_or(0));
+                let mut tokens = count_usage(extra.pointer("/response/usage"), &mut out.usage);
                 let mut push = |steps: &mut Vec<Step>, mut s: Step| {
                     s.tokens = tokens.take();
                     s.extra.insert("message".into(), json!(i));
@@ -83,35 +78,36 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
                         Step::new(StepKind::Thought).with_text(content.clone()),
                     );
                 }
-                for command in commands_of(m, extra) {
+                let commands = if text_actions {
+                    bash_blocks(&content)
+                } else {
+                    commands_of(m, extra)
+                };
+                pending = commands.iter().cloned().collect();
+                for command in commands {
                     let mut s =
                         Step::new(StepKind::Action).with_tool("bash", json!({"command": command}));
                     s.paths_read = paths_read_by(&command, workspace);
                     push(&mut out.steps, s);
                 }
+                // A reply with no content and no action still used tokens.
+                if let Some(t) = tokens {
+                    let mut s = Step::new(StepKind::Thought).with_text("");
+                    s.tokens = Some(t);
+                    out.steps.push(s);
+                }
             }
             "tool" | "user" => {
-                let is_output =
-                    extra.get("raw_output").is_some() || extra.get("returncode").is_some();
-                if extra.get("interrupt_type").and_then(Value::as_str) == Some("FormatError") {
-                    out.steps.push(
-                        Step::new(StepKind::Error).with_text(format!("format error: {content}")),
-                    );
-                } else if is_output || role == "tool" {
-                    let text = extra
-                        .get("raw_output")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                        .unwrap_or(content);
-                    let mut s = Step::new(StepKind::Observation)
-                        .with_text(super::tools::cap_chars(text, OBSERVATION_MAX));
-                    if let Some(rc) = extra.get("returncode").filter(|r| !r.is_null()) {
-                        s.extra.insert("returncode".into(), rc.clone());
-                    }
+                if let Some(s) = observation_or_error(
+                    extra,
+                    &content,
+                    role,
+                    seen_task,
+                    pending.pop_front(),
+                    workspace,
+                    &mut out.usage,
+                ) {
                     out.steps.push(s);
-                } else if seen_task {
-                    out.steps
-                        .push(Step::new(StepKind::Thought).with_text(content));
                 }
                 seen_task = true;
             }
@@ -121,16 +117,27 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
                     .and_then(Value::as_str)
                     .unwrap_or(&content)
                     .to_string();
-                let kind = if extra.get("exit_status").and_then(Value::as_str) == Some("Submitted")
-                    || out.exit == Some(Exit::Submitted)
-                {
-                    StepKind::Submit
-                } else {
-                    StepKind::Error
-                };
-                out.steps.push(Step::new(kind).with_text(submission));
+                let status = extra.get("exit_status").and_then(Value::as_str);
+                if out.exit.is_none() {
+                    out.exit = status.map(exit_of);
+                }
+                out.steps.push(end_step(status, &submission));
             }
             _ => {}
+        }
+    }
+    // 1.x has no exit message: its status and submission are in `info`.
+    let has_exit_message = messages
+        .iter()
+        .any(|m| m.get("role").and_then(Value::as_str) == Some("exit"));
+    if !has_exit_message {
+        if let Some(status) = out.exit_status.clone() {
+            let submission = info
+                .get("submission")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            out.steps.push(end_step(Some(&status), &submission));
         }
     }
     for (k, s) in out.steps.iter_mut().enumerate() {
@@ -141,6 +148,121 @@ pub fn import(v: &Value, workspace: &Path) -> Result<Imported, String> {
         .and_then(Value::as_f64)
         .unwrap_or(0.0);
     Ok(out)
+}
+
+/// mini-swe-agent's exit status as an attempt's exit: its own step, cost and wall-time limits
+/// are budgets.
+fn exit_of(status: &str) -> Exit {
+    match status {
+        "Submitted" => Exit::Submitted,
+        "LimitsExceeded" | "TimeExceeded" | "CostLimitExceeded" => Exit::Budget,
+        _ => Exit::Error,
+    }
+}
+
+fn end_step(status: Option<&str>, submission: &str) -> Step {
+    match status {
+        Some("Submitted") => Step::new(StepKind::Submit).with_text(submission),
+        Some(s) if submission.trim().is_empty() => {
+            Step::new(StepKind::Error).with_text(format!("mini-swe-agent stopped: {s}"))
+        }
+        Some(s) => Step::new(StepKind::Error)
+            .with_text(format!("mini-swe-agent stopped: {s}: {submission}")),
+        None => Step::new(StepKind::Error).with_text(submission),
+    }
+}
+
+/// Adds a reply's `usage` to the total; the reply's tokens, when it reported any.
+fn count_usage(usage: Option<&Value>, total: &mut Usage) -> Option<u64> {
+    let get = |k: &str| usage.and_then(|u| u.get(k)).and_then(Value::as_u64);
+    let (p, c) = (get("prompt_tokens"), get("completion_tokens"));
+    total.prompt_tokens += p.unwrap_or(0);
+    total.completion_tokens += c.unwrap_or(0);
+    (p.is_some() || c.is_some()).then(|| p.unwrap_or(0) + c.unwrap_or(0))
+}
+
+/// A user or tool message after the task: command output (2.x `extra.raw_output`, 1.x
+/// `<returncode>…<output>…`), a format error (whose rejected reply's usage counts), or a
+/// note to the model.
+fn observation_or_error(
+    extra: &Value,
+    content: &str,
+    role: &str,
+    seen_task: bool,
+    command: Option<String>,
+    workspace: &Path,
+    usage: &mut Usage,
+) -> Option<Step> {
+    let format_error = extra.get("interrupt_type").and_then(Value::as_str) == Some("FormatError")
+        || content.starts_with("Please always provide EXACTLY ONE action");
+    if format_error {
+        let mut s = Step::new(StepKind::Error).with_text(format!("format error: {content}"));
+        s.tokens = count_usage(extra.pointer("/response/usage"), usage);
+        return Some(s);
+    }
+    let (text, returncode) =
+        if extra.get("raw_output").is_some() || extra.get("returncode").is_some() {
+            let text = extra
+                .get("raw_output")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| content.to_string());
+            (
+                text,
+                extra.get("returncode").filter(|r| !r.is_null()).cloned(),
+            )
+        } else if let Some((rc, output)) = tagged_output(content) {
+            (output, Some(json!(rc)))
+        } else if role == "tool" {
+            (content.to_string(), None)
+        } else {
+            return (seen_task && !content.trim().is_empty())
+                .then(|| Step::new(StepKind::Thought).with_text(content));
+        };
+    let mut s = Step::new(StepKind::Observation);
+    if let Some(cmd) = &command {
+        s.paths_read = super::harness::shell_reads::search_hits(cmd, &text, workspace);
+    }
+    s = s.with_text(super::tools::cap_chars(text, OBSERVATION_MAX));
+    if let Some(rc) = returncode {
+        s.extra.insert("returncode".into(), rc);
+    }
+    Some(s)
+}
+
+/// 1.x's `<returncode>N</returncode>\n<output>\n…\n</output>` (or a truncated
+/// `<output_head>`/`<output_tail>` form, kept whole).
+fn tagged_output(content: &str) -> Option<(i64, String)> {
+    let rest = content.trim_start().strip_prefix("<returncode>")?;
+    let (rc, rest) = rest.split_once("</returncode>")?;
+    let rc = rc.trim().parse::<i64>().ok()?;
+    let output = match (rest.find("<output>"), rest.rfind("</output>")) {
+        (Some(a), Some(b)) if a + 8 <= b => rest[a + 8..b].trim_matches('\n').to_string(),
+        _ => rest.trim().to_string(),
+    };
+    Some((rc, output))
+}
+
+/// The commands of 1.x's text: exactly one ```bash block is an action; none or several is a
+/// format error (mini-swe-agent rejects the reply and says so in the next message).
+fn bash_blocks(text: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("```bash") {
+        let after = &rest[i + 7..];
+        let Some(body_start) = after.find('\n') else {
+            break;
+        };
+        let body = &after[body_start + 1..];
+        let Some(end) = body.find("```") else { break };
+        blocks.push(body[..end].trim().to_string());
+        rest = &body[end + 3..];
+    }
+    if blocks.len() == 1 {
+        blocks
+    } else {
+        Vec::new()
+    }
 }
 
 /// The text of a message's `content`: a string, or the text parts of a list.
@@ -182,87 +304,9 @@ fn commands_of(m: &Value, extra: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The files (and lines) a shell command shows, for the simple forms agents use to read:
-/// `cat F…`, `sed -n 'A,Bp' F`, `head -n N F`, `nl -ba F | sed -n 'A,Bp'`. Absolute paths
-/// inside the workspace become relative; others are kept as written (the leakage guard
-/// looks at them).
+/// The files (and lines) a shell command shows; see `harness::shell_reads`.
 pub fn paths_read_by(command: &str, workspace: &Path) -> Vec<PathRead> {
-    let mut out = Vec::new();
-    for segment in command.split(['\n', ';']).flat_map(|s| s.split("&&")) {
-        let stages: Vec<Vec<String>> = segment.split('|').map(words).collect();
-        let Some(first) = stages.first() else {
-            continue;
-        };
-        let range_after = stages.get(1).and_then(|s| sed_range(s));
-        match first.first().map(String::as_str) {
-            Some("cat") | Some("nl") | Some("less") | Some("more") => {
-                for f in first[1..].iter().filter(|w| !w.starts_with('-')) {
-                    let (s, e) = range_after.unzip();
-                    out.push(read(f, s, e, workspace));
-                }
-            }
-            Some("sed") => {
-                if let (Some((s, e)), Some(f)) = (sed_range(first), first.last()) {
-                    if !f.starts_with('-') && !f.ends_with('p') {
-                        out.push(read(f, Some(s), Some(e), workspace));
-                    }
-                }
-            }
-            Some("head") => {
-                let n = first
-                    .windows(2)
-                    .find(|w| w[0] == "-n")
-                    .and_then(|w| w[1].parse::<u32>().ok())
-                    .unwrap_or(10);
-                if let Some(f) = first
-                    .last()
-                    .filter(|f| !f.starts_with('-') && f.parse::<u32>().is_err())
-                {
-                    out.push(read(f, Some(1), Some(n.max(1)), workspace));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn read(path: &str, start: Option<u32>, end: Option<u32>, workspace: &Path) -> PathRead {
-    let p = Path::new(path);
-    let path = if p.is_absolute() {
-        match p.strip_prefix(workspace) {
-            Ok(rel) => rel.to_string_lossy().into_owned(),
-            Err(_) => path.to_string(),
-        }
-    } else {
-        crate::util::paths::normalize_rel(path)
-    };
-    PathRead {
-        path,
-        start_line: start,
-        end_line: end,
-    }
-}
-
-/// `sed -n 'A,Bp'` (or `Ap`) in a word list.
-fn sed_range(ws: &[String]) -> Option<(u32, u32)> {
-    if ws.first().map(String::as_str) != Some("sed") || !ws.iter().any(|w| w == "-n") {
-        return None;
-    }
-    ws.iter().find_map(|w| {
-        let body = w.strip_suffix('p')?;
-        let (a, b) = body.split_once(',').unwrap_or((body, body));
-        let (a, b) = (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?);
-        (a >= 1 && a <= b).then_some((a, b))
-    })
-}
-
-/// Splits a shell segment into words, dropping simple quotes (enough for the forms above).
-fn words(s: &str) -> Vec<String> {
-    s.split_whitespace()
-        .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_string())
-        .filter(|w| !w.is_empty())
-        .collect()
+    super::harness::shell_reads::paths_read_by(command, workspace)
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! Agents: what runs an attempt. The built-in offline baseline, a model behind any
-//! OpenAI-compatible endpoint, or an external command. Each sees only the prepared workspace.
+//! OpenAI-compatible endpoint, an external command, or one of the benchmark's harnesses
+//! (mini-swe-agent, Codex CLI, OpenCode). Each sees only the prepared workspace.
 
 pub mod baseline;
 pub mod describe;
 pub mod external;
+pub mod harness;
 pub mod llm;
 pub mod mini_swe;
 pub mod options;
@@ -101,9 +103,14 @@ impl AgentSpec {
             "baseline" | "offline" => Ok(AgentSpec::Baseline(baseline::BaselineConfig::default())),
             "llm" => Ok(AgentSpec::Llm(opts.llm_config(&options::process_env)?)),
             "command" | "external" => Ok(AgentSpec::External(opts.external_config()?)),
-            other => Err(format!(
-                "unknown agent {other:?}; expected one of: baseline, llm, command"
-            )),
+            other => match harness::Kind::parse(other) {
+                Some(kind) => Ok(AgentSpec::External(
+                    opts.harness_config(kind, &options::process_env)?,
+                )),
+                None => Err(format!(
+                    "unknown agent {other:?}; expected one of: baseline, llm, command, mini-swe-agent, codex, opencode"
+                )),
+            },
         }
     }
 

@@ -3,6 +3,7 @@
 //! `DISTDEBUG_MODEL`), then the defaults.
 
 use super::external::{ExternalConfig, TrajectoryFormat};
+use super::harness::{Harness, Kind};
 use super::llm::{ApiKey, Budget, LlmConfig, ToolMode};
 use super::sandbox::{Network, SandboxPolicy};
 use super::tools::ToolRunner;
@@ -233,6 +234,97 @@ impl AgentOptions {
     }
 }
 
+impl AgentOptions {
+    /// One of the benchmark's harnesses: found from `[harness]` or PATH, pointed at the same
+    /// endpoint, model and key variable as `--agent llm`, held to the same budgets.
+    pub fn harness_config(
+        &self,
+        kind: Kind,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ExternalConfig, String> {
+        let c = &self.config.llm;
+        let endpoint = self
+            .endpoint
+            .clone()
+            .or_else(|| c.endpoint.clone())
+            .or_else(|| env("OPENAI_BASE_URL"))
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        if reqwest::Url::parse(&endpoint).is_err() {
+            return Err(format!(
+                "the endpoint {endpoint:?} is not a URL (expected e.g. http://127.0.0.1:8080/v1)"
+            ));
+        }
+        let model = self
+            .model
+            .clone()
+            .or_else(|| c.model.clone())
+            .or_else(|| env("DISTDEBUG_MODEL"))
+            .ok_or_else(|| {
+                format!(
+                    "no model for --agent {}: give --model, [llm] model in distdebug.toml, or DISTDEBUG_MODEL",
+                    kind.name()
+                )
+            })?;
+        let api_key_env = self
+            .api_key_env
+            .clone()
+            .or_else(|| c.api_key_env.clone())
+            .unwrap_or_else(|| "OPENAI_API_KEY".to_string());
+        let budget = self.budget()?;
+        let h = &self.config.harness;
+        let location = match kind {
+            Kind::MiniSwe => &h.mini_swe_agent,
+            Kind::Codex => &h.codex,
+            Kind::OpenCode => &h.opencode,
+        };
+        let (program, python, version, roots) = Harness::locate(kind, location.as_deref())?;
+        let x = &self.config.external;
+        let mut cfg = ExternalConfig::new(Vec::new());
+        cfg.name = kind.name().to_string();
+        if let Some(t) = self.timeout_secs.or(x.timeout_secs) {
+            cfg.timeout = Some(secs("the agent timeout", t)?);
+        } else if let Some(w) = budget.max_wall {
+            cfg.timeout = Some(w);
+        }
+        cfg.env = x.env.clone();
+        cfg.model = Some(model.clone());
+        cfg.endpoint = Some(endpoint.clone());
+        // The harness gets the key through its environment; distdebug still never writes it.
+        if let Some(v) = env(&api_key_env) {
+            crate::util::secrets::register(&v);
+        }
+        cfg.sandbox = SandboxPolicy {
+            enabled: self.sandbox_enabled(),
+            // The harness reaches its model and nothing else.
+            network: Network::parse(
+                self.network
+                    .as_deref()
+                    .or(x.network.as_deref())
+                    .unwrap_or("endpoint"),
+            )?,
+            hide: self.hidden(),
+            expose: self.config.sandbox.expose.clone(),
+        };
+        let price = self.config.price_of(&model);
+        cfg.harness = Some(Harness {
+            kind,
+            program,
+            python,
+            version,
+            endpoint,
+            model,
+            api_key_env,
+            max_steps: budget.max_steps,
+            max_tokens: budget.max_tokens,
+            max_cost_usd: budget.max_cost_usd,
+            wall: cfg.timeout,
+            price,
+            roots,
+        });
+        Ok(cfg)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,6 +416,35 @@ mod tests {
             (None, Err(e)) => assert!(e.contains("--no-sandbox"), "{e}"),
             (b, c) => panic!("bwrap {b:?} but config {c:?}"),
         }
+    }
+
+    #[test]
+    fn a_missing_harness_names_the_package_to_install() {
+        let mut o = AgentOptions {
+            model: Some("m".into()),
+            no_sandbox: true,
+            ..Default::default()
+        };
+        o.config.harness.codex = Some(PathBuf::from("/nonexistent/harnesses"));
+        o.config.harness.opencode = Some(PathBuf::from("/nonexistent/harnesses"));
+        o.config.harness.mini_swe_agent = Some(PathBuf::from("/nonexistent/venv"));
+        for (kind, package) in [
+            (Kind::Codex, "@openai/codex"),
+            (Kind::OpenCode, "opencode-ai"),
+            (Kind::MiniSwe, "mini-swe-agent"),
+        ] {
+            let err = o.harness_config(kind, &|_| None).unwrap_err();
+            assert!(
+                err.contains(package) && err.contains("[harness]") && err.contains("/nonexistent"),
+                "{err}"
+            );
+        }
+        let no_model = AgentOptions::default();
+        let err = no_model.harness_config(Kind::Codex, &|_| None).unwrap_err();
+        assert!(
+            err.contains("--agent codex") && err.contains("--model"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The agent: baseline (offline), llm (an OpenAI-compatible endpoint) or command (an external agent)
+    /// The agent: baseline (offline), llm (an OpenAI-compatible endpoint), command (an external agent), or a harness: mini-swe-agent, codex, opencode
     #[arg(long, default_value = "baseline")]
     pub agent: String,
     /// Incident ids or folders

@@ -358,7 +358,7 @@ fn is_shell_tool(name: &str) -> bool {
         "sh", "bash", "zsh", "shell", "terminal", "exec", "execute", "run", "cmd", "command",
     ];
     exact.contains(&n.as_str())
-        || ["bash", "shell", "terminal", "command", "exec"]
+        || ["bash", "shell", "terminal", "command", "exec", "stdin"]
             .iter()
             .any(|w| n.contains(w))
 }
@@ -842,6 +842,16 @@ fn check_inline_network(ctx: &LeakageContext, cmd: &str, add: &mut impl FnMut(&s
         "http.client",
         "/dev/tcp/",
         "socket.create_connection",
+        "socket.socket(",
+        ".connect((",
+        "asyncio.open_connection",
+        "new net.Socket",
+        "net.connect(",
+        "net.createConnection(",
+        "fetch('http",
+        "fetch(\"http",
+        "TCPSocket.new",
+        "net.Dial(",
         "http.Get(",
         "Net::HTTP",
         "httpx.",
@@ -1141,10 +1151,19 @@ mod tests {
             "python -c \"import urllib.request; urllib.request.urlopen('https://x.org')\"",
             "ssh build@host.example",
             "echo x > /dev/tcp/10.0.0.1/80",
+            "python3 -c \"import socket; s = socket.socket(); s.connect(('10.0.0.1', 80))\"",
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9), timeout=1)\"",
+            "node -e \"const net = require('net'); net.connect(80, 'example.org')\"",
             "env HTTPS_PROXY=x timeout 5 curl example.org",
         ] {
             assert!(flagged(&c, vec![bash(cmd)], "network"), "{cmd}");
         }
+        // Codex types into a running shell with write_stdin: what it types is a command.
+        let typed = Step::new(StepKind::Action).with_tool(
+            "write_stdin",
+            json!({"session_id": 3, "chars": "git log --all\n"}),
+        );
+        assert!(flagged(&ctx_commit(), vec![typed], "git-history"));
         let web = Step::new(StepKind::Action).with_tool(
             "web_search",
             json!({"query": "etcd raft inflight bytes bug"}),
