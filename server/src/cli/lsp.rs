@@ -24,7 +24,7 @@ pub fn run(_a: LspArgs) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| CliError::bad_input(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(async move {
+    let end = rt.block_on(async move {
         let out = async_writer(out);
         crate::lsp::serve(
             tokio::io::stdin(),
@@ -35,6 +35,12 @@ pub fn run(_a: LspArgs) -> CliResult {
     });
     // Agents still winding down after a cancel get a moment; then the process ends anyway.
     rt.shutdown_timeout(Duration::from_secs(2));
+    // The protocol: `exit` without `shutdown` first ends with status 1.
+    if end.exit_sent && !end.shut_down {
+        return Err(CliError::bad_input(
+            "the client sent exit without shutdown first",
+        ));
+    }
     Ok(())
 }
 

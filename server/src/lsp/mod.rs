@@ -38,6 +38,7 @@ pub mod server;
 pub mod session;
 pub mod status;
 pub mod targets;
+pub mod transport;
 pub mod view;
 pub mod watch;
 pub mod workspace;
@@ -62,12 +63,41 @@ impl Default for ServerOptions {
     }
 }
 
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionEnd {
+    /// The client asked for `shutdown` before it left.
+    pub shut_down: bool,
+    /// It left with `exit` (else by closing its stream).
+    pub exit_sent: bool,
+}
+
 /// Serves one client on `input`/`output` until it sends `exit` or closes the stream. Runs
-/// still going at the end are cancelled.
-pub async fn serve<I, O>(input: I, output: O, options: ServerOptions)
+/// still going at the end are cancelled. No bad input ends the session: see `transport`.
+pub async fn serve<I, O>(input: I, output: O, options: ServerOptions) -> SessionEnd
 where
     I: AsyncRead + Unpin,
-    O: AsyncWrite,
+    O: AsyncWrite + Unpin,
+{
+    serve_with(
+        input,
+        output,
+        options,
+        transport::TransportOptions::default(),
+    )
+    .await
+}
+
+/// `serve` with the transport's limits given.
+pub async fn serve_with<I, O>(
+    input: I,
+    output: O,
+    options: ServerOptions,
+    limits: transport::TransportOptions,
+) -> SessionEnd
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin,
 {
     let (outbox, queue) = outbox::Outbox::new();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
@@ -83,9 +113,16 @@ where
     .custom_method("distdebug/documentText", server::Backend::document_text)
     .finish();
     let service = ordering::Ordered::new(service, session.clone());
-    Server::new(input, output, socket).serve(service).await;
+    let ending = transport::serve(input, output, limits, |from_client, to_client| {
+        Server::new(from_client, to_client, socket).serve(service)
+    })
+    .await;
     let st = session.lock();
     for r in st.runs.values().filter(|r| r.active) {
         r.cancel.cancel();
+    }
+    SessionEnd {
+        shut_down: st.lifecycle == session::Lifecycle::ShutDown,
+        exit_sent: ending.exit_sent,
     }
 }
