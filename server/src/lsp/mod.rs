@@ -14,6 +14,7 @@
 pub mod agreement;
 pub mod attempts;
 pub mod bench;
+pub mod bench_document;
 pub mod code_action;
 pub mod code_lens;
 pub mod commands;
