@@ -32,6 +32,7 @@ pub fn run(a: DemoArgs) -> CliResult {
         CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
     })?;
     let mut bundled: Vec<PathBuf> = Vec::new();
+    let mut upstream: Vec<String> = Vec::new();
     for d in dirs {
         let problems = validate_incident(&d);
         if !problems.is_empty() {
@@ -43,6 +44,8 @@ pub fn run(a: DemoArgs) -> CliResult {
         let inc = Incident::load(&d).map_err(|p| p.to_string())?;
         if matches!(inc.manifest.repository, RepositorySource::Path(_)) {
             bundled.push(d);
+        } else {
+            upstream.push(inc.manifest.id.clone());
         }
     }
     if bundled.is_empty() {
@@ -56,11 +59,25 @@ pub fn run(a: DemoArgs) -> CliResult {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let spec = AgentSpec::from_name("baseline").map_err(CliError::usage)?;
     println!(
-        "distdebug demo: {} bundled incidents, offline agent, {} attempt(s) each, results in {}",
+        "distdebug demo: {} self-contained incidents of {} ({}), offline agent, {} attempt(s) each, results in {}",
         bundled.len(),
+        root.display(),
+        bundled
+            .iter()
+            .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(", "),
         a.attempts,
         a.out.display()
     );
+    if !upstream.is_empty() {
+        println!(
+            "skipped {} upstream incident(s) ({}): their code is fetched from git, which the demo never does; \
+             run them with `distdebug run --agent baseline --incident <id>... --out <dir>` (network needed once, then cached)",
+            upstream.len(),
+            upstream.join(", ")
+        );
+    }
     // The demo always makes every attempt anew: it shows the whole loop.
     let outcome = super::run::run_incidents(
         &spec,

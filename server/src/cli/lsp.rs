@@ -13,9 +13,16 @@ pub struct LspArgs {
     /// Use stdin/stdout (the only transport; accepted because editors pass it)
     #[arg(long)]
     pub stdio: bool,
+    /// Where `distdebug.openIncident` looks up incident ids (the `incidents` setting overrides it)
+    #[command(flatten)]
+    pub dir: super::IncidentsDirArg,
 }
 
-pub fn run(_a: LspArgs) -> CliResult {
+pub fn run(a: LspArgs) -> CliResult {
+    if let Some(dir) = &a.dir.dir {
+        // The server's default for the `incidents` setting; set before any thread starts.
+        std::env::set_var("DISTDEBUG_INCIDENTS", dir);
+    }
     let out = protocol_stdout()?;
     // One thread serves the protocol: its handlers are short, and passing each message
     // between tasks on one thread is much cheaper than between threads. Agents, workspace
