@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let chunk = usize::from(chunk % 64) + 1;
     let mut reader = FrameReader::new(1 << 16);
-    let mut handle = |e: Event| {
+    let handle = |e: Event| {
         if let Event::Message(body) = e {
             if message::check(&body).is_ok() {
                 // What passes must decode as the framework's own types would.
