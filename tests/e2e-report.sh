@@ -47,6 +47,7 @@ PY
 
 CONFIGS=("$R/config-00" "$R/config-01" "$R/hostile")
 "$BIN" score "${CONFIGS[@]}" --dir "$T/tree/incidents" --bootstrap 2000 --seed 7 --json >"$T/scores.json"
+mkdir -p "$T/out" # report --out writes into an existing folder only
 "$BIN" report "${CONFIGS[@]}" --dir "$T/tree/incidents" --bootstrap 2000 --seed 7 --out "$T/out/report.html"
 
 chrome() {

@@ -37,6 +37,7 @@ fn the_report_shows_what_score_json_gives() {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = results(tmp.path());
     let out = tmp.path().join("site/report.html");
+    std::fs::create_dir_all(tmp.path().join("site")).unwrap();
     let c = cfg.to_str().unwrap();
     let (code, stdout, err) = distdebug(&[
         "report",

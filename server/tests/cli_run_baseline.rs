@@ -1,5 +1,5 @@
 //! `distdebug run --agent baseline` end to end on the tiny-lease fixture: the files of an
-//! attempt (CONTRACT §2) and `run.json` are written, and the diagnosis names the labeled block.
+//! attempt (the attempt format, docs/agents.md) and `run.json` are written, and the diagnosis names the labeled block.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

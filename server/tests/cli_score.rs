@@ -1,5 +1,5 @@
 //! `distdebug score` end to end: a results tree for the tiny-lease fixture, the JSON of
-//! CONTRACT §5, the table, and bad input (missing folders, unknown incidents, broken files).
+//! the command line as README.md documents it, the table, and bad input (missing folders, unknown incidents, broken files).
 
 mod cli_support;
 use cli_support::{distdebug, repo_root};

@@ -36,7 +36,7 @@ export function serverSettings(cfg: SettingsReader, folder: string | undefined):
     }
   }
   if (out.annotator === undefined && process.env.USER) {
-    // CONTRACT §1: a tool that writes a label fills `annotator` from config or $USER.
+    // A tool that writes a label fills `annotator` from config or $USER.
     out.annotator = process.env.USER;
   }
   return out;

@@ -24,7 +24,7 @@ export interface ServerStatus {
   attempts?: AttemptStatus[];
 }
 
-/** The figures of one `diagnosis_scores.json` (CONTRACT §3), as fractions 0..1. */
+/** The figures of one `diagnosis_scores.json`, as fractions 0..1. */
 export interface ScoreFigures {
   /** Added by the server to each answer of `distdebug.score` (not in the file itself). */
   config?: string;
@@ -47,7 +47,7 @@ export function attemptName(a: { config?: string; agent?: string; attempt?: numb
   return `${who} #${a.attempt ?? "?"}${config}`;
 }
 
-/** Percent with one decimal, as CONTRACT §3 asks of the editor. */
+/** Percent with one decimal, as the status bar format asks. */
 export function percent(fraction: number): string {
   return `${(fraction * 100).toFixed(1)}%`;
 }

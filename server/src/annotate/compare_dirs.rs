@@ -46,8 +46,11 @@ pub struct AttemptChoice {
     pub b: Option<u32>,
 }
 
-/// The incidents of a results folder that have the wanted attempt: id to attempt folder.
-fn attempts_of(dir: &Path, want: Option<u32>) -> Result<Vec<(String, u32, PathBuf)>, String> {
+/// The incidents of a results folder that have the wanted attempt (id, attempt, folder), and
+/// those that are there without it (id, the attempts they have).
+type Found = (Vec<(String, u32, PathBuf)>, Vec<(String, Vec<u32>)>);
+
+fn attempts_of(dir: &Path, want: Option<u32>) -> Result<Found, String> {
     if !dir.is_dir() {
         return Err(format!(
             "{}: no such results folder; expected results/<config> as written by `distdebug run`",
@@ -56,17 +59,37 @@ fn attempts_of(dir: &Path, want: Option<u32>) -> Result<Vec<(String, u32, PathBu
     }
     let list =
         list_result_incidents(dir).map_err(|e| format!("{}: cannot list: {e}", dir.display()))?;
-    Ok(list
-        .into_iter()
-        .filter_map(|(id, path)| {
-            let attempts = list_attempts(&path);
-            let found = match want {
-                Some(k) => attempts.into_iter().find(|(n, _)| *n == k),
-                None => attempts.into_iter().next(),
-            };
-            found.map(|(k, d)| (id, k, d))
-        })
-        .collect())
+    let mut found = Vec::new();
+    let mut without = Vec::new();
+    for (id, path) in list {
+        let attempts = list_attempts(&path);
+        let numbers: Vec<u32> = attempts.iter().map(|(k, _)| *k).collect();
+        let hit = match want {
+            Some(k) => attempts.into_iter().find(|(n, _)| *n == k),
+            None => attempts.into_iter().next(),
+        };
+        match hit {
+            Some((k, d)) => found.push((id, k, d)),
+            None => without.push((id, numbers)),
+        }
+    }
+    Ok((found, without))
+}
+
+/// Why an incident present on a side is not compared: it lacks the chosen attempt.
+fn lacks_attempt(side: &str, id: &str, want: Option<u32>, has: &[u32]) -> String {
+    let has = if has.is_empty() {
+        "none".to_string()
+    } else {
+        has.iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match want {
+        Some(k) => format!("{id}: not compared: {side} has no attempt {k} (its attempts: {has})"),
+        None => format!("{id}: not compared: {side} has no attempt"),
+    }
 }
 
 /// The blocks of an attempt's diagnosis, or why it is not schema-valid.
@@ -86,7 +109,7 @@ pub fn compare_dirs(
     choice: AttemptChoice,
 ) -> Result<DirsComparison, String> {
     let (la, lb) = (attempts_of(a, choice.a), attempts_of(b, choice.b));
-    let (la, lb) = match (la, lb) {
+    let ((la, wa), (lb, wb)) = match (la, lb) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
         (Err(e1), Err(e2)) => return Err(format!("{e1}\n{e2}")),
@@ -100,9 +123,19 @@ pub fn compare_dirs(
         only_in_b: Vec::new(),
         warnings: Vec::new(),
     };
+    for (id, has) in &wa {
+        out.warnings
+            .push(lacks_attempt(&format!("A ({name_a})"), id, choice.a, has));
+    }
+    for (id, has) in &wb {
+        out.warnings
+            .push(lacks_attempt(&format!("B ({name_b})"), id, choice.b, has));
+    }
     for (id, ka, da) in &la {
         let Some((_, kb, db)) = lb.iter().find(|(x, _, _)| x == id) else {
-            out.only_in_a.push(id.clone());
+            if !wb.iter().any(|(x, _)| x == id) {
+                out.only_in_a.push(id.clone());
+            }
             continue;
         };
         let (diag_a, a_error) = blocks_of(da);
@@ -150,7 +183,7 @@ pub fn compare_dirs(
         });
     }
     for (id, _, _) in &lb {
-        if !la.iter().any(|(x, _, _)| x == id) {
+        if !la.iter().any(|(x, _, _)| x == id) && !wa.iter().any(|(x, _)| x == id) {
             out.only_in_b.push(id.clone());
         }
     }

@@ -1,6 +1,6 @@
 //! Sets of (file, line) pairs held as merged intervals per file, for agreement and
 //! comparison: sizes, intersections, differences. Lines are clipped to the file's length
-//! where it is known, as the scoring rules clip them (CONTRACT §3).
+//! where it is known, as the scoring rules clip them (the scoring rules, docs/scoring.md).
 
 use crate::util::paths::normalize_rel;
 use std::collections::BTreeMap;

@@ -44,16 +44,40 @@ pub struct Diagnosis {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// An optional field that was ignored: its JSON path and what it should have been.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredField {
+    pub path: String,
+    pub expected: String,
+}
+
+/// The largest line number a block may name (lines are 32-bit).
+pub const MAX_LINE: u64 = u32::MAX as u64;
+
 impl Diagnosis {
-    /// Parses and schema-checks a diagnosis (CONTRACT §2). The error is the reason the
+    /// Parses and schema-checks a diagnosis (the attempt format, docs/agents.md). The error is the reason the
     /// attempt is not schema-valid, naming the JSON path of the first offending value.
     pub fn parse(text: &str) -> Result<Diagnosis, String> {
+        Diagnosis::parse_reporting(text).map(|(d, _)| d)
+    }
+
+    /// `parse`, also saying which optional fields of the wrong type were ignored.
+    pub fn parse_reporting(text: &str) -> Result<(Diagnosis, Vec<IgnoredField>), String> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
-        Diagnosis::from_value(value)
+        Diagnosis::from_value_reporting(value)
     }
 
     pub fn from_value(value: serde_json::Value) -> Result<Diagnosis, String> {
+        Diagnosis::from_value_reporting(value).map(|(d, _)| d)
+    }
+
+    /// `from_value`, also saying which optional fields of the wrong type were ignored:
+    /// they are left out, and do not make the diagnosis invalid.
+    pub fn from_value_reporting(
+        mut value: serde_json::Value,
+    ) -> Result<(Diagnosis, Vec<IgnoredField>), String> {
+        let ignored = drop_wrong_optional_fields(&mut value);
         if !value.is_object() {
             return Err(format!("expected a JSON object, found {}", kind(&value)));
         }
@@ -88,7 +112,18 @@ impl Diagnosis {
                     .get(key)
                     .ok_or_else(|| format!("blocks[{i}].{key}: missing"))?;
                 match v.as_u64() {
-                    Some(n) if n >= 1 && n <= u32::MAX as u64 => Ok(n),
+                    Some(n) if (1..=MAX_LINE).contains(&n) => Ok(n),
+                    Some(n) if n > MAX_LINE => Err(format!(
+                        "blocks[{i}].{key}: {n} is above the largest line number, {MAX_LINE}"
+                    )),
+                    _ if v.is_number()
+                        && v.as_f64()
+                            .is_some_and(|f| f.fract() == 0.0 && f > MAX_LINE as f64) =>
+                    {
+                        Err(format!(
+                            "blocks[{i}].{key}: {v} is above the largest line number, {MAX_LINE}"
+                        ))
+                    }
                     _ => Err(format!("blocks[{i}].{key}: {v} is not an integer >= 1")),
                 }
             };
@@ -97,29 +132,7 @@ impl Diagnosis {
             if s > e {
                 return Err(format!("blocks[{i}]: start_line {s} is after end_line {e}"));
             }
-            if let Some(c) = b.get("confidence") {
-                if !c.is_null() && !c.is_number() {
-                    return Err(format!(
-                        "blocks[{i}].confidence: expected a number, found {}",
-                        kind(c)
-                    ));
-                }
-            }
-            if let Some(r) = b.get("rationale") {
-                if !r.is_null() && !r.is_string() {
-                    return Err(format!(
-                        "blocks[{i}].rationale: expected a string, found {}",
-                        kind(r)
-                    ));
-                }
-            }
         }
-        if let Some(s) = value.get("summary") {
-            if !s.is_null() && !s.is_string() {
-                return Err(format!("summary: expected a string, found {}", kind(s)));
-            }
-        }
-        let mut value = value;
         if let Some(obj) = value.as_object_mut() {
             for key in ["summary", "incident"] {
                 if obj.get(key).is_some_and(|v| v.is_null()) {
@@ -127,8 +140,9 @@ impl Diagnosis {
                 }
             }
         }
-        serde_json::from_value(value)
-            .map_err(|e| format!("does not match the diagnosis schema: {e}"))
+        let d: Diagnosis = serde_json::from_value(value)
+            .map_err(|e| format!("does not match the diagnosis schema: {e}"))?;
+        Ok((d, ignored))
     }
 
     /// Reads and schema-checks `diagnosis.json`; the error names the file.
@@ -137,6 +151,58 @@ impl Diagnosis {
             .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
         Diagnosis::parse(&text).map_err(|why| format!("{}: {why}", path.display()))
     }
+}
+
+/// Removes the optional fields that have the wrong type (`summary` and `incident` not
+/// strings, a block's `rationale` not a string or `confidence` not a number) and says which.
+fn drop_wrong_optional_fields(value: &mut serde_json::Value) -> Vec<IgnoredField> {
+    let mut ignored = Vec::new();
+    let mut check = |obj: &mut serde_json::Map<String, serde_json::Value>,
+                     at: &str,
+                     key: &str,
+                     expected: &str,
+                     ok: fn(&serde_json::Value) -> bool| {
+        if obj.get(key).is_some_and(|v| !v.is_null() && !ok(v)) {
+            obj.remove(key);
+            ignored.push(IgnoredField {
+                path: format!("{at}{key}"),
+                expected: expected.to_string(),
+            });
+        }
+    };
+    let Some(obj) = value.as_object_mut() else {
+        return Vec::new();
+    };
+    check(
+        obj,
+        "",
+        "incident",
+        "a string",
+        serde_json::Value::is_string,
+    );
+    check(obj, "", "summary", "a string", serde_json::Value::is_string);
+    if let Some(serde_json::Value::Array(blocks)) = obj.get_mut("blocks") {
+        for (i, b) in blocks.iter_mut().enumerate() {
+            if let Some(b) = b.as_object_mut() {
+                let at = format!("blocks[{i}].");
+                check(
+                    b,
+                    &at,
+                    "rationale",
+                    "a string",
+                    serde_json::Value::is_string,
+                );
+                check(
+                    b,
+                    &at,
+                    "confidence",
+                    "a number",
+                    serde_json::Value::is_number,
+                );
+            }
+        }
+    }
+    ignored
 }
 
 #[cfg(test)]
@@ -151,6 +217,34 @@ mod tests {
             .unwrap()
             .blocks
             .is_empty());
+    }
+
+    #[test]
+    fn optional_fields_of_the_wrong_type_are_ignored_and_named() {
+        let (d, ignored) = Diagnosis::parse_reporting(
+            r#"{"summary": 3, "blocks":[{"path":"a","start_line":1,"end_line":2,"rationale":5,"confidence":"high"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(d.blocks[0].rationale, None);
+        assert_eq!(d.blocks[0].confidence, None);
+        let paths: Vec<&str> = ignored.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["summary", "blocks[0].rationale", "blocks[0].confidence"]
+        );
+        assert_eq!(ignored[2].expected, "a number");
+    }
+
+    #[test]
+    fn a_line_above_the_32_bit_range_says_so() {
+        for n in ["4294967296", "18446744073709551616"] {
+            let text = format!(r#"{{"blocks":[{{"path":"a","start_line":1,"end_line":{n}}}]}}"#);
+            let err = Diagnosis::parse(&text).unwrap_err();
+            assert!(
+                err.contains("above the largest line number, 4294967295"),
+                "{n}: {err}"
+            );
+        }
     }
 
     #[test]

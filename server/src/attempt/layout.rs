@@ -13,6 +13,16 @@ pub fn attempt_dir(config_dir: &Path, incident: &str, attempt: u32) -> PathBuf {
     config_dir.join(incident).join(format!("attempt-{attempt}"))
 }
 
+/// The attempt number of a folder name: `attempt-<k>` with k >= 1 written without leading
+/// zeros (`attempt-0`, `attempt-01`, `attempt-+1` are not attempts).
+pub fn attempt_number(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("attempt-")?;
+    let well_formed = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.starts_with('0');
+    well_formed.then(|| digits.parse::<u32>().ok()).flatten()
+}
+
 /// The attempts of one incident in a results tree, sorted by attempt number.
 pub fn list_attempts(incident_dir: &Path) -> Vec<(u32, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(incident_dir) else {
@@ -24,11 +34,29 @@ pub fn list_attempts(incident_dir: &Path) -> Vec<(u32, PathBuf)> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let k = name.strip_prefix("attempt-")?.parse::<u32>().ok()?;
-            Some((k, e.path()))
+            Some((attempt_number(&name)?, e.path()))
         })
         .collect();
     out.sort_by_key(|(k, _)| *k);
+    out
+}
+
+/// Folders of an incident's results that look like attempts but are not named
+/// `attempt-<k>` (k >= 1, no leading zeros): reported, never scored.
+pub fn misnamed_attempts(incident_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(incident_dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("attempt") && attempt_number(&name).is_none()
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
     out
 }
 
@@ -67,4 +95,25 @@ pub struct RunInfo {
     pub finished_at: String,
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[cfg(test)]
+mod attempt_name_tests {
+    use super::attempt_number;
+
+    #[test]
+    fn only_attempt_k_from_1_without_leading_zeros_is_an_attempt() {
+        assert_eq!(attempt_number("attempt-1"), Some(1));
+        assert_eq!(attempt_number("attempt-10"), Some(10));
+        for bad in [
+            "attempt-0",
+            "attempt-01",
+            "attempt-",
+            "attempt-+1",
+            "attempt-1a",
+            "attempt-99999999999",
+        ] {
+            assert_eq!(attempt_number(bad), None, "{bad}");
+        }
+    }
 }

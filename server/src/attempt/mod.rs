@@ -1,4 +1,4 @@
-//! The files of one agent attempt (CONTRACT §2): the diagnosis, the trajectory and where
+//! The files of one agent attempt (the attempt format, docs/agents.md): the diagnosis, the trajectory and where
 //! they live in a results tree. Agents write them, the scorer and the editor read them.
 
 pub mod diagnosis;

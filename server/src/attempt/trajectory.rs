@@ -26,7 +26,7 @@ pub struct PathRead {
     pub end_line: Option<u32>,
 }
 
-/// One step (CONTRACT §2). Fields that do not apply are left out of the JSON. `blocks` is an
+/// One step (the attempt format, docs/agents.md). Fields that do not apply are left out of the JSON. `blocks` is an
 /// extension: candidate blocks an agent proposes before it submits, shown live in the editor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {

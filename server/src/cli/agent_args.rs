@@ -1,6 +1,7 @@
 //! The flags that configure an agent (`--model`, `--endpoint`, `--agent-command`, the
 //! sandbox and the budgets), shared by the commands that run agents.
 
+use super::CliError;
 use crate::agent::options::AgentOptions;
 use crate::agent::AgentSpec;
 use crate::config::Config;
@@ -45,10 +46,11 @@ pub struct AgentArgs {
 }
 
 impl AgentArgs {
-    /// Builds the agent `name`, hiding `hidden` (incident folders) from it.
-    pub fn build(&self, name: &str, hidden: &[PathBuf]) -> Result<AgentSpec, String> {
+    /// Builds the agent `name`, hiding `hidden` (incident folders) from it. A bad settings
+    /// file is bad input (status 1); an agent the flags do not describe is a usage error (2).
+    pub fn build(&self, name: &str, hidden: &[PathBuf]) -> Result<AgentSpec, CliError> {
         let opts = AgentOptions {
-            config: Config::load(self.config.as_deref())?,
+            config: Config::load(self.config.as_deref()).map_err(CliError::bad_input)?,
             model: self.model.clone(),
             endpoint: self.endpoint.clone(),
             api_key_env: self.api_key_env.clone(),
@@ -61,6 +63,6 @@ impl AgentArgs {
             timeout_secs: self.timeout,
             hide: hidden.to_vec(),
         };
-        AgentSpec::build(name, &opts)
+        AgentSpec::build(name, &opts).map_err(CliError::usage)
     }
 }

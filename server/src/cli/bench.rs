@@ -20,6 +20,25 @@ pub enum BenchCommand {
     /// Labeling: label changes (lock, merge, atomic write) with one and two writers on a large
     /// labels.json, snapping in a large file, agreement over many labels
     Annotate(BenchAnnotateArgs),
+    /// One large document in the server (default a 50 MB Scala file): open, code actions
+    /// after edits, close; time and resident memory
+    Document(BenchDocumentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchDocumentArgs {
+    /// Size of the document in MB
+    #[arg(long, default_value_t = 50.0)]
+    pub mb: f64,
+    /// Its extension, which picks the grammar: scala, java, py, go, rs, cpp
+    #[arg(long, default_value = "scala")]
+    pub ext: String,
+    /// Incremental edits, each followed by a code action
+    #[arg(long, default_value_t = 30)]
+    pub edits: usize,
+    /// The server's maxParseBytes setting (default: the server's default)
+    #[arg(long)]
+    pub max_parse_bytes: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -84,7 +103,35 @@ pub fn run(c: BenchCommand) -> CliResult {
         BenchCommand::Score(a) => bench_score(a),
         BenchCommand::Lsp(a) => bench_lsp(a),
         BenchCommand::Annotate(a) => bench_annotate(a),
+        BenchCommand::Document(a) => bench_document(a),
     }
+}
+
+fn bench_document(a: BenchDocumentArgs) -> CliResult {
+    if a.mb.is_nan()
+        || a.mb <= 0.0
+        || !["scala", "java", "py", "go", "rs", "cpp"].contains(&a.ext.as_str())
+    {
+        return Err(CliError::usage(
+            "--mb must be above 0 and --ext one of scala, java, py, go, rs, cpp",
+        ));
+    }
+    let spec = crate::lsp::bench_document::DocumentBenchSpec {
+        bytes: (a.mb * 1024.0 * 1024.0) as usize,
+        extension: a.ext,
+        edits: a.edits,
+        max_parse_bytes: a.max_parse_bytes,
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::bad_input(format!("cannot find the distdebug binary: {e}")))?;
+    let tmp = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let rt = super::runtime()?;
+    let report = rt.block_on(crate::lsp::bench_document::run(&exe, tmp.path(), &spec))?;
+    let text = serde_json::to_string_pretty(&report)
+        .map_err(|e| CliError::bad_input(format!("cannot print the figures: {e}")))?;
+    println!("{text}");
+    Ok(())
 }
 
 fn bench_annotate(a: BenchAnnotateArgs) -> CliResult {

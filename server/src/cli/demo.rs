@@ -32,7 +32,7 @@ pub fn run(a: DemoArgs) -> CliResult {
         CliError::bad_input(format!("{}: cannot list incidents: {e}", root.display()))
     })?;
     let mut bundled: Vec<PathBuf> = Vec::new();
-    let mut skipped = 0usize;
+    let mut skipped: Vec<String> = Vec::new();
     for d in dirs {
         let problems = validate_incident(&d);
         if !problems.is_empty() {
@@ -48,17 +48,19 @@ pub fn run(a: DemoArgs) -> CliResult {
                 if repo_cache::ensure_commit(url, commit, true).is_ok() {
                     bundled.push(d);
                 } else {
-                    skipped += 1;
+                    skipped.push(inc.manifest.id.clone());
                 }
             }
         }
     }
-    if skipped > 0 {
+    if !skipped.is_empty() {
         println!(
-            "skipped {skipped} upstream incident(s) whose repository is not in the cache {}; \
+            "skipped {} upstream incident(s) whose repository is not in the cache {} ({}); \
              `distdebug cache list` shows which, `distdebug cache add <url> <mirror>` (or one \
              `distdebug prepare <id>` with network) includes them",
-            repo_cache::cache_root().display()
+            skipped.len(),
+            repo_cache::cache_root().display(),
+            skipped.join(", ")
         );
     }
     if bundled.is_empty() {
@@ -72,8 +74,14 @@ pub fn run(a: DemoArgs) -> CliResult {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let spec = AgentSpec::from_name("baseline").map_err(CliError::usage)?;
     println!(
-        "distdebug demo: {} bundled incidents, offline agent, {} attempt(s) each, results in {}",
+        "distdebug demo: {} incidents of {} ({}), offline agent, {} attempt(s) each, results in {}",
         bundled.len(),
+        root.display(),
+        bundled
+            .iter()
+            .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect::<Vec<_>>()
+            .join(", "),
         a.attempts,
         a.out.display()
     );

@@ -13,9 +13,16 @@ pub struct LspArgs {
     /// Use stdin/stdout (the only transport; accepted because editors pass it)
     #[arg(long)]
     pub stdio: bool,
+    /// Where `distdebug.openIncident` looks up incident ids (the `incidents` setting overrides it)
+    #[command(flatten)]
+    pub dir: super::IncidentsDirArg,
 }
 
-pub fn run(_a: LspArgs) -> CliResult {
+pub fn run(a: LspArgs) -> CliResult {
+    if let Some(dir) = &a.dir.dir {
+        // The server's default for the `incidents` setting; set before any thread starts.
+        std::env::set_var("DISTDEBUG_INCIDENTS", dir);
+    }
     let out = protocol_stdout()?;
     // One thread serves the protocol: its handlers are short, and passing each message
     // between tasks on one thread is much cheaper than between threads. Agents, workspace
@@ -24,7 +31,7 @@ pub fn run(_a: LspArgs) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| CliError::bad_input(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(async move {
+    let end = rt.block_on(async move {
         let out = async_writer(out);
         crate::lsp::serve(
             tokio::io::stdin(),
@@ -35,6 +42,12 @@ pub fn run(_a: LspArgs) -> CliResult {
     });
     // Agents still winding down after a cancel get a moment; then the process ends anyway.
     rt.shutdown_timeout(Duration::from_secs(2));
+    // The protocol: `exit` without `shutdown` first ends with status 1.
+    if end.exit_sent && !end.shut_down {
+        return Err(CliError::bad_input(
+            "the client sent exit without shutdown first",
+        ));
+    }
     Ok(())
 }
 

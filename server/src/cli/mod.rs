@@ -1,4 +1,4 @@
-//! The command line (CONTRACT §5): argument definitions and dispatch to one file per command.
+//! The command line (README.md, Command line): argument definitions and dispatch to one file per command.
 //! Every command is a thin front end over library calls.
 
 pub mod agent_args;
@@ -44,7 +44,7 @@ pub struct IncidentsDirArg {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// The whole loop on the bundled incidents with the offline agent: prepare, run, score, print the table
+    /// The whole loop on the bundled self-contained incidents with the offline agent: prepare, run, score, print the table (upstream incidents are listed and skipped)
     Demo(demo::DemoArgs),
     /// List or validate incidents
     #[command(subcommand)]
@@ -56,7 +56,7 @@ pub enum Command {
     Prepare(prepare::PrepareArgs),
     /// Run agent attempts on incidents
     Run(run::RunArgs),
-    /// Score results against the labels: a table, or the JSON of CONTRACT §5 with --json
+    /// Score results against the labels: a table, or the JSON documented in docs/scoring.md with --json
     Score(score::ScoreArgs),
     /// Agreement between the annotators of incidents' labels: block coverage, line kappa
     Agreement(agreement::AgreementArgs),
@@ -66,7 +66,7 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
     Submit(submit::SubmitArgs),
-    /// Benchmarks that print figures (indexing, one offline attempt, scoring)
+    /// Benchmarks that print figures: index, attempt, score, lsp, annotate, document
     #[command(subcommand)]
     Bench(bench::BenchCommand),
     /// The language server on stdin/stdout

@@ -28,6 +28,16 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> CliResult {
+    // The folder must exist: a mistyped --out should not leave folders behind.
+    if let Some(parent) = a.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return Err(CliError::bad_input(format!(
+                "{}: no such folder for --out {}; create it first",
+                parent.display(),
+                a.out.display()
+            )));
+        }
+    }
     if a.out.is_dir() {
         return Err(CliError::usage(format!(
             "{}: is a folder; --out takes the HTML file to write, e.g. report.html",

@@ -21,7 +21,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "baseline")]
     pub agent: String,
     /// Incident ids or folders
-    #[arg(long = "incident", value_name = "ID")]
+    #[arg(long = "incident", value_name = "ID", num_args = 1.., action = clap::ArgAction::Append)]
     pub incidents: Vec<String>,
     /// Every incident in the incidents folder
     #[arg(long)]
@@ -76,10 +76,7 @@ pub fn run(a: RunArgs) -> CliResult {
     let hidden: Vec<PathBuf> = std::iter::once(root.clone())
         .chain(dirs.iter().cloned())
         .collect();
-    let spec: AgentSpec = a
-        .agent_args
-        .build(&a.agent, &hidden)
-        .map_err(CliError::usage)?;
+    let spec: AgentSpec = a.agent_args.build(&a.agent, &hidden)?;
     let outcome = run_incidents(
         &spec,
         &dirs,

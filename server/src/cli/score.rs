@@ -1,4 +1,4 @@
-//! `distdebug score`: scores results trees and prints the table, or the JSON of CONTRACT §5.
+//! `distdebug score`: scores results trees and prints the table, or the JSON documented in docs/scoring.md.
 
 use super::{CliError, CliResult, IncidentsDirArg};
 use crate::score::{self, ScoreOptions};
@@ -33,6 +33,13 @@ pub fn run(a: ScoreArgs) -> CliResult {
         seed: a.seed,
     };
     let incidents = crate::incident::incidents_dir(a.dir.dir.as_deref());
+    // Named once here rather than once per incident that cannot be found in it.
+    if !incidents.is_dir() {
+        return Err(CliError::bad_input(format!(
+            "{}: no such incidents folder (from --dir, $DISTDEBUG_INCIDENTS, or ./incidents)",
+            incidents.display()
+        )));
+    }
     let report = score::score_configs(&a.configs, &incidents, &opts).map_err(|e| CliError {
         status: 1,
         messages: e.lines().map(str::to_string).collect(),

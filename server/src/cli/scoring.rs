@@ -1,4 +1,4 @@
-//! The bridge from running attempts to scoring them (CONTRACT §3): each finished attempt gets
+//! The bridge from running attempts to scoring them (the scoring rules, docs/scoring.md): each finished attempt gets
 //! its `diagnosis_scores.json`, and the demo prints the score table.
 
 use super::run::RunOutcome;

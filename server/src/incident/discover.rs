@@ -31,7 +31,7 @@ pub fn list_incident_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Resolves `<incident>` as CONTRACT §5 says: a path to an incident folder (one holding
+/// Resolves `<incident>` as the command line documents it: a path to an incident folder (one holding
 /// `incident.json`), else an id under `dir`.
 pub fn resolve_incident_dir(arg: &str, dir: &Path) -> Result<PathBuf, String> {
     let as_path = Path::new(arg);

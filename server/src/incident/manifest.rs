@@ -1,4 +1,4 @@
-//! `incident.json`: the manifest of one incident (CONTRACT §1), parsed with JSON-path errors.
+//! `incident.json`: the manifest of one incident, parsed with JSON-path errors.
 
 use super::problem::{kind, read_json_file, JsonReader, Problem};
 use serde::Serialize;

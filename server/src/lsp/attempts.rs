@@ -75,7 +75,7 @@ pub struct Predicted {
 }
 
 impl Predicted {
-    /// Reads a diagnosis block. Besides the fields of CONTRACT §2 it understands two optional
+    /// Reads a diagnosis block. Besides the fields of the attempt format (docs/agents.md) it understands two optional
     /// extensions an agent may write: `step` (the index of the step that produced the block)
     /// and `evidence` (`{"path","line"}`, a list of those, or `"path:line"`).
     pub fn from_block(b: &DiagnosisBlock, default_step: Option<u32>) -> Predicted {
@@ -197,7 +197,7 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// The scores of an attempt against the labels (CONTRACT §3), as the editor uses them.
+/// The scores of an attempt against the labels (the scoring rules, docs/scoring.md), as the editor uses them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptScore {
     /// Per predicted block (in diagnosis order): does it name a labeled line?

@@ -244,7 +244,7 @@ async fn clear_and_wait(c: &mut TestClient, uris: &[String]) -> Result<(), Strin
 }
 
 /// User + system CPU time of a process (Linux, `/proc/<pid>/stat`), in seconds.
-fn cpu_seconds(pid: u32) -> Option<f64> {
+pub(crate) fn cpu_seconds(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command name, which is in parentheses and may hold spaces.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -255,7 +255,7 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
 }
 
 /// `VmRSS` and `VmHWM` of a process in MB (Linux only).
-fn memory_mb(pid: u32) -> (Option<f64>, Option<f64>) {
+pub(crate) fn memory_mb(pid: u32) -> (Option<f64>, Option<f64>) {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
         return (None, None);
     };

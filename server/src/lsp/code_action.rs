@@ -19,7 +19,7 @@ use super::targets::{is_code, text_of};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, Range,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Command, MessageType, Range,
 };
 
 /// The kinds of the actions, so that a client can ask for them alone (`context.only`).
@@ -124,8 +124,32 @@ pub async fn code_actions(
                     .collect()
             })
             .unwrap_or_default();
+        // Documents above `maxParseBytes` are served as text: selections are taken as they
+        // are, without snapping to the code's blocks (and without parsing or copying it).
+        let limit = st.config.max_parse_bytes;
+        let text = match super::targets::text_len(&st, &rel) {
+            Some(n) if n > limit => {
+                let key = st
+                    .open_rel
+                    .get(&rel)
+                    .cloned()
+                    .unwrap_or_else(|| rel.clone());
+                if session.models.first_too_large(&key) {
+                    session.log(
+                        MessageType::INFO,
+                        format!(
+                            "{rel} is {:.1} MB, above maxParseBytes ({limit} bytes): served as text, \
+                             selections are not snapped to its code blocks",
+                            n as f64 / (1024.0 * 1024.0)
+                        ),
+                    );
+                }
+                None
+            }
+            _ => text_of(&st, &rel),
+        };
         Place {
-            text: text_of(&st, &rel),
+            text,
             rel,
             labeling,
             labels,

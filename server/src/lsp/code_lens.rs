@@ -151,7 +151,7 @@ fn file_counts(hits: usize, false_positives: usize, missed: usize) -> String {
     format!(" · this file: {hits} hit, {false_positives} false positive, {missed} missed")
 }
 
-/// A fraction as a percentage with one decimal (CONTRACT §3).
+/// A fraction as a percentage with one decimal (the scoring rules, docs/scoring.md).
 pub fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }

@@ -56,13 +56,21 @@ pub enum Outcome {
 }
 
 pub fn execute(session: &Arc<Session>, command: &str, args: Vec<Value>) -> Outcome {
+    if args.len() > 1 && COMMANDS.contains(&command) {
+        return Outcome::Ready(Err(Error::invalid_params(format!(
+            "{command}: takes one argument object; got {} arguments",
+            args.len()
+        ))));
+    }
     let arg = args.into_iter().next().unwrap_or(Value::Null);
     match command {
         OPEN_INCIDENT => open_incident(session, arg),
         RUN_AGENT => Outcome::Ready(run_agent(session, arg)),
         CANCEL => Outcome::Ready(cancel(session, arg)),
         SHOW_ATTEMPT => Outcome::Ready(show_attempt(session, arg)),
-        CLEAR_ATTEMPT => Outcome::Ready(clear_attempt(session)),
+        CLEAR_ATTEMPT => {
+            Outcome::Ready(no_args(CLEAR_ATTEMPT, arg).and_then(|()| clear_attempt(session)))
+        }
         SCORE => super::scoring::score(session, arg),
         ADD_LABEL => super::labeling::add(session, arg),
         REMOVE_LABEL => super::labeling::remove(session, arg),
@@ -92,6 +100,17 @@ pub fn no_workspace() -> Error {
     failed(
         "no incident workspace is open: open a folder made by `distdebug prepare`, or run distdebug.openIncident",
     )
+}
+
+/// Checks that a command that takes no arguments got none (nothing, `null` or `{}`).
+pub fn no_args(command: &str, arg: Value) -> Result<()> {
+    match arg {
+        Value::Null => Ok(()),
+        Value::Object(m) if m.is_empty() => Ok(()),
+        other => Err(Error::invalid_params(format!(
+            "{command}: takes no arguments; got {other}"
+        ))),
+    }
 }
 
 /// Reads a command's argument object; a missing argument is an empty object.
@@ -328,7 +347,9 @@ pub fn resolve_attempt(
         return match (&a.config, &st.current) {
             (None, Some(cur)) => Ok(cur.clone()),
             (Some(c), Some(cur)) if &cur.config == c => Ok(cur.clone()),
-            _ => Err(Error::invalid_params(format!(
+            // Well-formed, but nothing is shown: the session's state, not the request, is
+            // what is missing (RequestFailed).
+            _ => Err(failed(format!(
                 "{command}: no current attempt; give \"attempt\" (and \"config\")"
             ))),
         };

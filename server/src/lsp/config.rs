@@ -25,7 +25,13 @@ pub struct Config {
     pub label_severity: DiagnosticSeverity,
     /// Show where the current attempt's agent looked as hint diagnostics (code `looked`).
     pub looked_hints: bool,
+    /// Documents larger than this are served as text, without a code model.
+    pub max_parse_bytes: u64,
 }
+
+/// The default of `maxParseBytes`: 2 MiB, far above hand-written source files, and a parse
+/// that stays within a few hundred milliseconds and megabytes.
+pub const MAX_PARSE_BYTES: u64 = 2 * 1024 * 1024;
 
 impl Default for Config {
     fn default() -> Config {
@@ -39,6 +45,7 @@ impl Default for Config {
             severity: DiagnosticSeverity::INFORMATION,
             label_severity: DiagnosticSeverity::HINT,
             looked_hints: false,
+            max_parse_bytes: MAX_PARSE_BYTES,
         }
     }
 }
@@ -90,6 +97,12 @@ impl Config {
                     Some(b) => self.looked_hints = b,
                     None => problems.push(format!(
                         "settings.lookedHints: expected true or false, found {v}"
+                    )),
+                },
+                "maxParseBytes" => match v.as_u64() {
+                    Some(n) => self.max_parse_bytes = n,
+                    None => problems.push(format!(
+                        "settings.maxParseBytes: expected a number of bytes (an integer >= 0), found {v}"
                     )),
                 },
                 "severity" => match parse_severity(v) {

@@ -1,4 +1,4 @@
-//! Diagnostics (CONTRACT §6): each predicted block of the current attempt and each label is a
+//! Diagnostics (docs/lsp.md): each predicted block of the current attempt and each label is a
 //! diagnostic over its lines with source `distdebug` and its code, on every affected file,
 //! open or not; open documents get their version. Files that had diagnostics and no longer do
 //! are cleared.

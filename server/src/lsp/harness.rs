@@ -169,6 +169,17 @@ impl TestClient {
         }
     }
 
+    /// Writes `bytes` as they are: for tests of what the server does with bad frames.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut w = self.writer.lock().await;
+        w.write_all(bytes)
+            .await
+            .map_err(|e| format!("cannot write to the server: {e}"))?;
+        w.flush()
+            .await
+            .map_err(|e| format!("cannot write to the server: {e}"))
+    }
+
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), String> {
         write_frame(
             &self.writer,

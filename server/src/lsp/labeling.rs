@@ -240,7 +240,7 @@ pub fn accept(session: &Arc<Session>, arg: Value) -> Outcome {
 
 pub fn undo(session: &Arc<Session>, arg: Value) -> Outcome {
     let prepared = (|| {
-        let _: Map<String, Value> = parse_args(UNDO_LABEL, arg, "{}")?;
+        super::commands::no_args(UNDO_LABEL, arg)?;
         let st = session.lock();
         editing(&st, UNDO_LABEL)
     })();

@@ -15,6 +15,7 @@
 pub mod agreement;
 pub mod attempts;
 pub mod bench;
+pub mod bench_document;
 pub mod code_action;
 pub mod code_lens;
 pub mod commands;
@@ -41,6 +42,7 @@ pub mod server;
 pub mod session;
 pub mod status;
 pub mod targets;
+pub mod transport;
 pub mod view;
 pub mod watch;
 pub mod workspace;
@@ -65,9 +67,38 @@ impl Default for ServerOptions {
     }
 }
 
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionEnd {
+    /// The client asked for `shutdown` before it left.
+    pub shut_down: bool,
+    /// It left with `exit` (else by closing its stream).
+    pub exit_sent: bool,
+}
+
 /// Serves one client on `input`/`output` until it sends `exit` or closes the stream. Runs
-/// still going at the end are cancelled.
-pub async fn serve<I, O>(input: I, output: O, options: ServerOptions)
+/// still going at the end are cancelled. No bad input ends the session: see `transport`.
+pub async fn serve<I, O>(input: I, output: O, options: ServerOptions) -> SessionEnd
+where
+    I: AsyncRead + Unpin,
+    O: AsyncWrite + Unpin,
+{
+    serve_with(
+        input,
+        output,
+        options,
+        transport::TransportOptions::default(),
+    )
+    .await
+}
+
+/// `serve` with the transport's limits given.
+pub async fn serve_with<I, O>(
+    input: I,
+    output: O,
+    options: ServerOptions,
+    limits: transport::TransportOptions,
+) -> SessionEnd
 where
     I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin,
@@ -88,9 +119,16 @@ where
     .custom_method("distdebug/documentText", server::Backend::document_text)
     .finish();
     let service = ordering::Ordered::new(service, session.clone());
-    Server::new(input, output, socket).serve(service).await;
+    let ending = transport::serve(input, output, limits, |from_client, to_client| {
+        Server::new(from_client, to_client, socket).serve(service)
+    })
+    .await;
     let st = session.lock();
     for r in st.runs.values().filter(|r| r.active) {
         r.cancel.cancel();
+    }
+    SessionEnd {
+        shut_down: st.lifecycle == session::Lifecycle::ShutDown,
+        exit_sent: ending.exit_sent,
     }
 }

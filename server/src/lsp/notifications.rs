@@ -116,7 +116,11 @@ fn did_change(session: &Session, p: DidChangeTextDocumentParams) {
 fn did_close(session: &Session, p: DidCloseTextDocumentParams) {
     let uri = p.text_document.uri.as_str().to_string();
     let mut st = session.lock();
-    st.docs.close(&uri);
+    let closed = st.docs.close(&uri);
+    session.models.forget(&uri);
+    if closed {
+        super::documents::give_back_memory();
+    }
     if let Some(rel) = rel_of(&st, &uri) {
         st.open_rel.remove(&rel);
         // The text on disk may differ from what the editor had.

@@ -51,7 +51,7 @@ where
     fn call(&mut self, req: Request) -> Answer {
         // Before `initialize` and after `shutdown` the framework answers as the protocol says.
         if self.session.lock().lifecycle != Lifecycle::Running {
-            return Box::pin(self.inner.call(req));
+            return answered(req, &mut self.inner);
         }
         let method = req.method().to_string();
         if req.id().is_none() && notifications::ORDERED.contains(&method.as_str()) {
@@ -138,6 +138,29 @@ where
                 return ready(Some(Response::from_parts(id, Ok(value))));
             }
         }
-        Box::pin(self.inner.call(req))
+        answered(req, &mut self.inner)
     }
+}
+
+/// The framework's answer, except that a request always gets one: the framework says nothing
+/// to unknown `$/` requests, where the protocol asks for MethodNotFound.
+fn answered<S>(req: Request, inner: &mut S) -> Answer
+where
+    S: Service<Request, Response = Option<Response>, Error = ExitedError>,
+    S::Future: Send + 'static,
+{
+    let id = req.id().cloned();
+    let method = req.method().to_string();
+    let answer = inner.call(req);
+    Box::pin(async move {
+        let r = answer.await?;
+        Ok(match (r, id) {
+            (None, Some(id)) => {
+                let mut err = Error::method_not_found();
+                err.data = Some(Value::String(method));
+                Some(Response::from_error(id, err))
+            }
+            (r, _) => r,
+        })
+    })
 }

@@ -8,7 +8,7 @@ use super::session::State;
 use crate::code::{parse_file, FileModel};
 use crate::incident::prepare::META_DIR;
 use crate::util::paths::{label_path_reason, normalize_rel};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -92,11 +92,26 @@ pub fn text_of(st: &State, rel: &str) -> Option<(String, Option<i32>, Option<Str
     Some((String::from_utf8_lossy(&bytes).into_owned(), None, None))
 }
 
+/// The size in bytes of a workspace file's text (the editor's, else on disk), without
+/// copying it.
+pub fn text_len(st: &State, rel: &str) -> Option<u64> {
+    if let Some(d) = st.open_rel.get(rel).and_then(|uri| st.docs.get(uri)) {
+        return Some(d.rope.len_bytes() as u64);
+    }
+    let ws = st.workspace.as_ref()?;
+    std::fs::metadata(ws.abs_path(rel)).ok().map(|m| m.len())
+}
+
 /// Parsed models of open documents, by URI, for the version they were parsed at.
 #[derive(Default)]
 pub struct ModelCache {
     inner: Mutex<HashMap<String, (i32, Arc<FileModel>)>>,
+    /// Documents already reported as too large to parse (reported once each).
+    too_large: Mutex<HashSet<String>>,
 }
+
+/// A parse of a text this large gives its transient memory back to the system at once.
+const LARGE_PARSE: usize = 1024 * 1024;
 
 /// Open documents whose models are kept; more are dropped all at once (a cheap bound).
 const CACHED: usize = 32;
@@ -121,12 +136,31 @@ impl ModelCache {
         // Parsed outside the lock: another request may parse the same version meanwhile,
         // which costs time, never correctness.
         let m = Arc::new(parse_file(Path::new(rel), text));
+        if text.len() >= LARGE_PARSE {
+            super::documents::give_back_memory();
+        }
         let mut cache = self.lock();
         if cache.len() >= CACHED {
             cache.clear();
         }
         cache.insert(uri.to_string(), (version, m.clone()));
         m
+    }
+
+    /// Whether `key` (a URI or path) is reported as too large for the first time.
+    pub fn first_too_large(&self, key: &str) -> bool {
+        let mut seen = self.too_large.lock().unwrap_or_else(|p| p.into_inner());
+        seen.insert(key.to_string())
+    }
+
+    /// Drops what is kept for a closed document.
+    pub fn forget(&self, uri: &str) {
+        let dropped = self.lock().remove(uri);
+        self.too_large
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uri);
+        drop(dropped);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (i32, Arc<FileModel>)>> {

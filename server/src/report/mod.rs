@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 const STYLE: &str = include_str!("style.css");
 
-/// The tags the evidence figure is about (CONTRACT §1), in the order it shows them.
+/// The tags the evidence figure is about (docs/incident-format.md), in the order it shows them.
 /// "No causal code named" is every incident without `causal-method-named`.
 pub const CAUSAL_METHOD_NAMED: &str = "causal-method-named";
 enum Evidence {

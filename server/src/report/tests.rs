@@ -34,6 +34,7 @@ fn outcome(k: u32, valid: bool, flagged: bool, cov: f64, file: f64) -> AttemptOu
             labels: vec![],
             blocks: vec![],
             looked: None,
+            ignored: Vec::new(),
         },
         tokens: Some(1000),
         write_error: None,

@@ -13,7 +13,14 @@ use std::path::Path;
 
 /// Settings that describe one run rather than the configuration, so they may differ between
 /// the runs that fill one results folder.
-pub const PER_RUN_SETTINGS: [&str; 5] = ["attempts", "jobs", "incidents", "command", "shard"];
+pub const PER_RUN_SETTINGS: [&str; 6] = [
+    "attempts",
+    "jobs",
+    "incidents",
+    "command",
+    "run_command",
+    "shard",
+];
 
 /// The run description for `spec`, started now, with the run's own settings (attempts,
 /// jobs, incidents) merged into the agent's.
@@ -26,9 +33,24 @@ pub fn run_info(spec: &AgentSpec, run_settings: serde_json::Value) -> RunInfo {
     if let (Some(m), serde_json::Value::Object(extra)) =
         (info.settings.as_object_mut(), run_settings)
     {
-        m.extend(extra);
+        merge_run_settings(m, extra);
     }
     info
+}
+
+/// Adds the run's own settings to the agent's. An external agent's own `command` (its argv)
+/// is what run.json must record; the distdebug command that ran it goes beside it.
+fn merge_run_settings(
+    agent: &mut serde_json::Map<String, serde_json::Value>,
+    run: serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, v) in run {
+        if k == "command" && agent.contains_key("command") {
+            agent.insert("run_command".into(), v);
+        } else {
+            agent.insert(k, v);
+        }
+    }
 }
 
 /// Writes `run.json` into `config_dir` atomically.
@@ -112,6 +134,25 @@ mod tests {
             started_at: start.into(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn an_external_agents_command_is_kept_beside_the_run_command() {
+        let mut m = serde_json::Map::new();
+        m.insert("command".into(), json!(["sh", "-c", "agent"]));
+        let mut info = RunInfo {
+            settings: serde_json::Value::Object(m),
+            ..RunInfo::default()
+        };
+        if let (Some(m), serde_json::Value::Object(extra)) = (
+            info.settings.as_object_mut(),
+            json!({"command": "distdebug run", "jobs": 2}),
+        ) {
+            merge_run_settings(m, extra);
+        }
+        assert_eq!(info.settings["command"], json!(["sh", "-c", "agent"]));
+        assert_eq!(info.settings["run_command"], "distdebug run");
+        assert_eq!(info.settings["jobs"], 2);
     }
 
     #[test]

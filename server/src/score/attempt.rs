@@ -4,6 +4,7 @@
 use super::leakage::{self, Leakage, LeakageContext, StepView};
 use super::looked::{first_look, FirstLook, Read};
 use super::metrics::{score_blocks, Metrics};
+use crate::attempt::diagnosis::IgnoredField;
 use crate::attempt::layout::{DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY, TRAJECTORY_LIVE};
 use crate::attempt::{Diagnosis, RunInfo};
 use crate::incident::{repo_cache, Incident, Labels, RepositorySource};
@@ -32,7 +33,7 @@ pub struct ScoredBlock {
     pub hit: bool,
 }
 
-/// `diagnosis_scores.json` (CONTRACT §3), plus `schema_error` when the diagnosis is not
+/// `diagnosis_scores.json` (the scoring rules, docs/scoring.md), plus `schema_error` when the diagnosis is not
 /// schema-valid. Paths are normalised; lines are as the files give them (before clipping).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptScore {
@@ -48,10 +49,14 @@ pub struct AttemptScore {
     pub file_coverage: f64,
     pub labels: Vec<ScoredLabel>,
     pub blocks: Vec<ScoredBlock>,
-    /// Where the agent looked (an extra field, after those of CONTRACT §3): the first step
+    /// Where the agent looked (an extra field, after those of the scoring rules (docs/scoring.md)): the first step
     /// that read a labeled line. Left out when the attempt has no trajectory to read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub looked: Option<FirstLook>,
+    /// Optional diagnosis fields of the wrong type, ignored (they do not make the attempt
+    /// invalid): `[{"path": "blocks[0].rationale", "expected": "a string"}]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<IgnoredField>,
 }
 
 impl AttemptScore {
@@ -236,9 +241,13 @@ pub fn evaluate_attempt(
     let ctx = LeakageContext::for_incident(incident, hosts.to_vec(), &has_file);
     let leakage = leakage::check_views(&ctx, &steps);
 
-    let diagnosis = match refused {
+    let read = match refused {
         Some(why) => Err(why),
         None => read_diagnosis(attempt_dir),
+    };
+    let (diagnosis, ignored) = match read {
+        Ok((d, ignored)) => (Ok(d), ignored),
+        Err(e) => (Err(e), Vec::new()),
     };
     let file_lines = |p: &str| files.line_count(p);
     let blocks = match &diagnosis {
@@ -252,6 +261,7 @@ pub fn evaluate_attempt(
         attempt,
         schema_valid: diagnosis.is_ok(),
         schema_error: diagnosis.as_ref().err().cloned(),
+        ignored,
         leakage,
         block_coverage: s.metrics.block_coverage,
         block_precision: s.metrics.block_precision,
@@ -303,7 +313,7 @@ pub fn evaluate_attempt(
 }
 
 /// The diagnosis, or why the attempt is not schema-valid (naming `diagnosis.json`).
-fn read_diagnosis(attempt_dir: &Path) -> Result<Diagnosis, String> {
+fn read_diagnosis(attempt_dir: &Path) -> Result<(Diagnosis, Vec<IgnoredField>), String> {
     let path = attempt_dir.join(DIAGNOSIS);
     let text = match untrusted::read_regular(&path, untrusted::DIAGNOSIS_MAX) {
         Ok(bytes) => String::from_utf8(bytes)
@@ -315,7 +325,7 @@ fn read_diagnosis(attempt_dir: &Path) -> Result<Diagnosis, String> {
         }
         Err(why) => return Err(why.describe(DIAGNOSIS)),
     };
-    Diagnosis::parse(&text).map_err(|why| format!("{DIAGNOSIS}: {why}"))
+    Diagnosis::parse_reporting(&text).map_err(|why| format!("{DIAGNOSIS}: {why}"))
 }
 
 /// `trajectory.json` as the scorer reads it: only what it needs, borrowed from the text.

@@ -1,4 +1,4 @@
-//! The leakage guard (CONTRACT §4): flags an attempt whose trajectory shows it reaching what an
+//! The leakage guard: flags an attempt whose trajectory shows it reaching what an
 //! agent must not see. It reads steps only; it never decides for itself that an attempt is bad
 //! beyond the rules below, and every flag names the step and the reason.
 //!

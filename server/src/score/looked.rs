@@ -139,7 +139,7 @@ pub fn reads_of_steps(steps: &[Step]) -> Vec<Read> {
 }
 
 /// "Time to first look", as `diagnosis_scores.json` carries it (an extra field, beside the
-/// fields of CONTRACT §3): the first step that read a line of a labeled block (`null` when no
+/// fields of the scoring rules (docs/scoring.md)): the first step that read a line of a labeled block (`null` when no
 /// step did), how many labels had a line read, and how many files were read at all.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FirstLook {

@@ -1,4 +1,4 @@
-//! The four per-attempt metrics of CONTRACT §3, computed on line intervals (never on sets of
+//! The four per-attempt metrics of the scoring rules (docs/scoring.md), computed on line intervals (never on sets of
 //! single lines, so a block naming lines 1 to 4,000,000,000 costs as little as any other).
 
 use crate::attempt::DiagnosisBlock;
@@ -65,7 +65,7 @@ fn span(path: &str, start: u32, end: u32, file_lines: &dyn Fn(&str) -> Option<u3
     Span { path, lines }
 }
 
-/// Merged, sorted, disjoint intervals per path: `lines(X)` of CONTRACT §3.
+/// Merged, sorted, disjoint intervals per path: `lines(X)` of the scoring rules (docs/scoring.md).
 struct LineSet<'a> {
     by_path: BTreeMap<&'a str, Vec<(u64, u64)>>,
 }
@@ -145,7 +145,7 @@ fn ratio(num: u64, den: u64) -> f64 {
     }
 }
 
-/// Scores `blocks` against `labels` (CONTRACT §3). `file_lines` gives the number of lines of
+/// Scores `blocks` against `labels` (the scoring rules, docs/scoring.md). `file_lines` gives the number of lines of
 /// a normalised repository path at the buggy revision, or `None` when the file does not exist
 /// there (or cannot be looked up): then the block is not clipped.
 ///

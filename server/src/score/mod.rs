@@ -1,4 +1,4 @@
-//! Scoring (CONTRACT §3–§4): per-attempt metrics, the protocol across attempts, bootstrap, leakage guard.
+//! Scoring (the scoring rules and the leakage guard of docs/scoring.md): per-attempt metrics, the protocol across attempts, bootstrap, leakage guard.
 //!
 //! Plain library code: the command line (`distdebug score`), the language server and the
 //! report all call it. `metrics` scores blocks in memory; `attempt` scores one attempt folder
@@ -52,7 +52,7 @@ impl Default for ScoreOptions {
     }
 }
 
-/// What `distdebug score --json` prints: `{"configs": [...]}` (CONTRACT §5).
+/// What `distdebug score --json` prints: `{"configs": [...]}` (README.md, Command line).
 #[derive(Debug, Clone, Serialize)]
 pub struct ScoreReport {
     pub configs: Vec<ConfigScore>,
@@ -180,8 +180,15 @@ pub fn score_configs(
         .map(|(d, _)| attempt::allowed_hosts(d))
         .collect();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
     for (c, (_, list)) in configs.iter().enumerate() {
         for (id, path) in list {
+            for dir in crate::attempt::layout::misnamed_attempts(path) {
+                skipped.push(format!(
+                    "{}: skipped, not an attempt folder (attempts are attempt-<k>, k = 1, 2, ... without leading zeros)",
+                    dir.display()
+                ));
+            }
             for (_, dir) in list_attempts(path) {
                 jobs.push(Job {
                     config: c,
@@ -198,9 +205,9 @@ pub fn score_configs(
             attempt::evaluate_attempt(&l.incident, &l.labels, &l.files, &hosts[j.config], &j.dir)
         })
         .collect();
-    let warnings: Vec<String> = outcomes
-        .iter()
-        .filter_map(|o| o.write_error.clone())
+    let warnings: Vec<String> = skipped
+        .into_iter()
+        .chain(outcomes.iter().filter_map(|o| o.write_error.clone()))
         .collect();
 
     let mut by_key: BTreeMap<(usize, &str), Vec<attempt::AttemptOutcome>> = BTreeMap::new();

@@ -1,4 +1,4 @@
-//! The benchmark's protocol across attempts and incidents (CONTRACT §3): which attempts
+//! The benchmark's protocol across attempts and incidents (the scoring rules, docs/scoring.md): which attempts
 //! count, an incident's score, a configuration's means, intervals, variation and breakdowns.
 
 use super::attempt::AttemptOutcome;
@@ -327,6 +327,7 @@ mod tests {
                 labels: vec![],
                 blocks: vec![],
                 looked: None,
+                ignored: Vec::new(),
             },
             tokens,
             write_error: None,

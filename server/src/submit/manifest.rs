@@ -39,7 +39,7 @@ pub struct ManifestAttempt {
     pub attempt: u32,
     /// `trajectory.json`'s exit reason (`submitted`, `budget`, `error`, `cancelled`).
     pub exit: String,
-    /// Whether `diagnosis.json` exists and is schema-valid (CONTRACT §2).
+    /// Whether `diagnosis.json` exists and is schema-valid (the attempt format, docs/agents.md).
     pub schema_valid: bool,
     /// The local leakage check's verdict (the reasons are in the attempt's `leakage.json`).
     pub flagged: bool,

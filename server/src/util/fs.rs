@@ -3,6 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
+/// Temp files are named `.distdebug-tmp-<pid>-<random>`.
+pub const TEMP_PREFIX: &str = ".distdebug-tmp-";
+
 /// A temp file in `path`'s folder (created if missing) to be persisted over `path`, for
 /// writers that stream (a submission package). It gets the permissions of a file made the
 /// ordinary way (0666 less the umask), not tempfile's owner-only 0600: the files written here
@@ -14,7 +17,10 @@ pub fn temp_file_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile>
     };
     std::fs::create_dir_all(dir)?;
     let mut b = tempfile::Builder::new();
-    b.prefix(".distdebug-tmp-");
+    // The writer's pid in the name: temp files of a writer that died can be told apart
+    // (see `annotate::lock`).
+    let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
+    b.prefix(&prefix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

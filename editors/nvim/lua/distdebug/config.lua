@@ -50,7 +50,7 @@ function M.set(opts)
   return M.options
 end
 
---- The settings object the server reads; `annotator` falls back to $USER (CONTRACT §1).
+--- The settings object the server reads; `annotator` falls back to $USER.
 function M.server_settings()
   local s = vim.deepcopy(M.options.settings or {})
   if s.annotator == nil and vim.env.USER then
