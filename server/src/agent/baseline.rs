@@ -12,6 +12,7 @@ pub mod logmatch;
 pub mod patterns;
 pub mod related;
 pub mod smells;
+pub mod trace;
 
 use super::{AgentInput, AgentOutput};
 use crate::attempt::{
@@ -133,7 +134,8 @@ pub async fn run(
         cancel: cancel.clone(),
     };
     let (cfg2, input2) = (cfg.clone(), input.clone());
-    let mut handle = tokio::task::spawn_blocking(move || localize(&cfg2, &input2, &sink));
+    let mut handle =
+        tokio::task::spawn_blocking(move || localize(&cfg2, &input2, &sink).map(|(d, _)| d));
     let result = loop {
         tokio::select! {
             biased;
@@ -240,7 +242,27 @@ fn quote(s: &str, max: usize) -> String {
 /// The name the report goes by in rationales (its path in the workspace).
 const REPORT: &str = ".distdebug/report.md";
 
-fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Diagnosis, Stop> {
+/// One attempt on the calling thread, with what each stage produced (for `distdebug eval`).
+pub fn localize_traced(
+    cfg: &BaselineConfig,
+    input: &AgentInput,
+) -> Result<(Diagnosis, trace::StageTrace), String> {
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let sink = Sink {
+        tx,
+        cancel: CancellationToken::new(),
+    };
+    localize(cfg, input, &sink).map_err(|e| match e {
+        Stop::Cancelled => "cancelled".to_string(),
+        Stop::Failed(e) => e,
+    })
+}
+
+fn localize(
+    cfg: &BaselineConfig,
+    input: &AgentInput,
+    sink: &Sink,
+) -> Result<(Diagnosis, trace::StageTrace), Stop> {
     sink.check()?;
     let started = Instant::now();
 
@@ -827,12 +849,41 @@ fn localize(cfg: &BaselineConfig, input: &AgentInput, sink: &Sink) -> Result<Dia
     let mut submit = Step::new(StepKind::Submit).with_text(summary.clone());
     submit.blocks = Some(blocks.clone());
     sink.step(submit);
-    Ok(Diagnosis {
-        incident: input.incident.clone(),
-        summary,
-        blocks,
-        extra: Default::default(),
-    })
+    let stages = stage_trace(&index, &picked.all);
+    Ok((
+        Diagnosis {
+            incident: input.incident.clone(),
+            summary,
+            blocks,
+            extra: Default::default(),
+        },
+        stages,
+    ))
+}
+
+/// The files, functions and blocks of the ranked candidates, each in order of first
+/// appearance.
+fn stage_trace(index: &RepoIndex, ranked: &[Candidate]) -> trace::StageTrace {
+    let mut t = trace::StageTrace::default();
+    for c in ranked {
+        let path = &index.files[c.file].path;
+        if !t.files.contains(path) {
+            t.files.push(path.clone());
+        }
+        let m = index.model(c.file);
+        let f = m
+            .covering(c.start, c.end)
+            .and_then(|i| m.function_of(i))
+            .map(|i| (m.blocks[i].start_line, m.blocks[i].end_line))
+            .unwrap_or((c.start, c.end));
+        let span = trace::Span::new(path.clone(), f.0, f.1);
+        if !t.functions.contains(&span) {
+            t.functions.push(span);
+        }
+        t.blocks
+            .push(trace::Span::new(path.clone(), c.start, c.end));
+    }
+    t
 }
 
 /// The reason up to its first `;` (what the evidence was, without how the block was cut).
@@ -872,6 +923,8 @@ struct Picked {
     chosen: Vec<Candidate>,
     /// The best candidates after merging, named or not (recorded in the trajectory).
     ranked: Vec<Candidate>,
+    /// Every candidate after merging, best first.
+    all: Vec<Candidate>,
     considered: usize,
     top: f64,
 }
@@ -961,6 +1014,7 @@ fn select(
     let considered = clusters.len();
     let top = clusters.first().map(|c| c.score).unwrap_or(0.0);
     let ranked: Vec<Candidate> = clusters.iter().take(RANKED_SHOWN).cloned().collect();
+    let all = clusters.clone();
     // One block per function: three blocks around one symptom are one guess; a fault and
     // its symptom usually sit in different functions.
     let eligible: Vec<Candidate> = clusters
@@ -1022,6 +1076,7 @@ fn select(
     Picked {
         chosen,
         ranked,
+        all,
         considered,
         top,
     }
