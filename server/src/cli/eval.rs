@@ -14,6 +14,11 @@ pub enum SetArg {
     All,
 }
 
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FoldsArg {
+    System,
+}
+
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     #[command(flatten)]
@@ -24,6 +29,14 @@ pub struct EvalArgs {
     /// Only this incident (repeatable)
     #[arg(long = "incident", value_name = "ID")]
     pub only: Vec<String>,
+    /// `system`: fit the ranking and selection leaving one system out at a time and report
+    /// each upstream incident with the weights fitted without its system
+    #[arg(long, value_name = "system")]
+    pub folds: Option<FoldsArg>,
+    /// Keep each incident's candidate places under <work>/places/ and reuse them in later
+    /// runs (only while the stages before the ranking are unchanged: for fitting)
+    #[arg(long)]
+    pub reuse_places: bool,
     /// Where prepared workspaces are kept between runs
     #[arg(long, default_value = "target/distdebug-eval")]
     pub work: PathBuf,
@@ -49,6 +62,8 @@ pub fn run(a: EvalArgs) -> CliResult {
         },
         only: a.only,
         config: Default::default(),
+        folds_by_system: a.folds.is_some(),
+        reuse_places: a.reuse_places,
     };
     let report = match &a.from {
         Some(p) => eval::load(p)?,

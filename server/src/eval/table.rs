@@ -142,6 +142,29 @@ pub fn render(report: &EvalReport, seed: u64) -> String {
     s.push_str(&stage_table(&report.results));
     s.push('\n');
     s.push_str(&incident_table(&report.results));
+    for f in &report.folds {
+        let _ = writeln!(
+            s,
+            "fold without {}: {} training incidents, at most {} blocks, {} per function, margin {:.2}; {}",
+            f.held_out,
+            f.training_incidents,
+            f.max_blocks,
+            f.per_function,
+            f.min_relative,
+            f.model.describe()
+        );
+    }
+    if let Some(f) = &report.fitted_on_all {
+        let _ = writeln!(
+            s,
+            "fitted on all {} incidents: at most {} blocks, {} per function, margin {:.2}; {}",
+            f.training_incidents,
+            f.max_blocks,
+            f.per_function,
+            f.min_relative,
+            f.model.describe()
+        );
+    }
     for (id, why) in &report.skipped {
         let _ = writeln!(s, "skipped {id}: {why}");
     }
