@@ -36,5 +36,27 @@ for script in tests/nvim/*.lua; do
   fi
   rm -rf "$sandbox"
 done
+
+# Debian's own Neovim (0.7.2, .ci/install installs it for this check): the plugin must refuse
+# it with one clear line, exit cleanly and define no command.
+OLD_NVIM=/usr/bin/nvim
+if [ -x "$OLD_NVIM" ] && "$OLD_NVIM" --headless -u NONE -i NONE -n --cmd 'if has("nvim-0.10") | cquit 1 | endif' -c 'qa!' >/dev/null 2>&1; then
+  old_version="$("$OLD_NVIM" --version | head -1 | sed 's/^NVIM v//')"
+  sandbox="$(mktemp -d)"
+  out="$(XDG_CONFIG_HOME="$sandbox" XDG_STATE_HOME="$sandbox" XDG_DATA_HOME="$sandbox" XDG_CACHE_HOME="$sandbox" \
+    timeout 60 "$OLD_NVIM" --headless -u NONE -i NONE -n --cmd "set rtp^=$REPO/editors/nvim" \
+    -c "lua require('distdebug').setup({})" -c 'if exists(":DistdebugRun") | cquit 3 | endif' -c 'qa!' 2>&1)" && rc=0 || rc=$?
+  rm -rf "$sandbox"
+  want="distdebug.nvim needs Neovim 0.10 or newer; this is $old_version"
+  # Headless Neovim writes messages with bare carriage returns: compare the text only.
+  got="$(printf '%s' "$out" | tr -d '\r' | sed '/^$/d')"
+  if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then
+    echo "PASS Neovim $old_version is refused with one line"
+    passed=$((passed + 1))
+  else
+    echo "FAIL Neovim $old_version: exit $rc, said: $got (wanted: $want)"
+    failed=$((failed + 1))
+  fi
+fi
 echo "e2e-nvim: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

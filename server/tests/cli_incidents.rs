@@ -113,3 +113,26 @@ fn a_closed_pipe_ends_the_listing_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Problems of labels.json are reported even when incident.json has problems of its own.
+#[test]
+fn validate_reports_manifest_and_label_problems_together() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("both-bad");
+    std::fs::create_dir_all(d.join("repo")).unwrap();
+    std::fs::write(
+        d.join("incident.json"),
+        r#"{"id":"both-bad","system":"S","language":"go","category":"weird","repository":{"path":"repo"}}"#,
+    )
+    .unwrap();
+    std::fs::write(d.join("report.md"), "r").unwrap();
+    std::fs::write(
+        d.join("labels.json"),
+        r#"{"blocks":[{"path":"a.go","start_line":9,"end_line":3}]}"#,
+    )
+    .unwrap();
+    let (code, _, err) = distdebug(&["incidents", "validate", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("incident.json: category"), "{err}");
+    assert!(err.contains("labels.json: blocks[0].end_line"), "{err}");
+}

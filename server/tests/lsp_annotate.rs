@@ -311,6 +311,28 @@ async fn labeling_through_code_actions_with_undo() {
         .await
         .unwrap();
     assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Nothing under .git/ is code that can be labeled.
+    let r = c
+        .command(
+            "distdebug.addLabel",
+            json!({"path": ".git/config", "start_line": 1, "end_line": 1}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains(".git/"),
+        "{r}"
+    );
+    // A configuration name may not leave the results folder.
+    let r = c
+        .command(
+            "distdebug.score",
+            json!({"config": "../outside", "attempt": 1}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     let r = c
         .command(
             "distdebug.addLabel",

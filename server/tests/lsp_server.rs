@@ -1083,6 +1083,62 @@ async fn open_incident_prepares_and_shows_the_report() {
     c.shutdown().await.unwrap();
 }
 
+/// A command's answer is written after the messages it caused: when the answer to
+/// `distdebug.score` arrives, its `hit` diagnostics and its log line have arrived already (a
+/// client such as Emacs's jsonrpc.el stops reading at a synchronous answer, so what came after
+/// it would wait unread). Each round shows the attempt again (unscored) and scores it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commands_answer_comes_after_what_it_caused() {
+    let (tmp, ws) = prepared();
+    let results = tmp.path().join("results");
+    external_attempt(
+        &results,
+        "ext",
+        1,
+        json!([{"path": "src/lease.py", "start_line": 14, "end_line": 16, "rationale": "expiry math"},
+               {"path": "src/server.py", "start_line": 1, "end_line": 2, "rationale": "imports"}]),
+    );
+    let runner = TestRunner::new();
+    let options = json!({"incident": fixture_incident()});
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), options).await;
+    let lease = uri(&ws, "src/lease.py");
+    let with_code = |log: &[Value], code: &str| {
+        log.iter()
+            .any(|m| is_diagnostics_for(m, &lease) && codes(m).contains(&code.to_string()))
+    };
+    for round in 0..20 {
+        let from = c.log.len();
+        c.command(
+            "distdebug.showAttempt",
+            json!({"config": "ext", "attempt": 1}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            with_code(&c.log[from..], "predicted"),
+            "round {round}: showAttempt answered before its predicted diagnostics"
+        );
+        let from = c.log.len();
+        let r = c.command("distdebug.score", json!({})).await.unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+        let before_answer = &c.log[from..];
+        assert!(
+            with_code(before_answer, "hit"),
+            "round {round}: the score's answer came before its hit diagnostics: {before_answer:?}"
+        );
+        assert!(
+            before_answer
+                .iter()
+                .any(|m| m["method"] == "window/logMessage"
+                    && m["params"]["message"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("scored ext #1"))),
+            "round {round}: the score's answer came before its log line"
+        );
+    }
+    c.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scoring_marks_hits_false_positives_and_missed_labels() {
     let (tmp, ws) = prepared();
@@ -1143,6 +1199,13 @@ async fn scoring_marks_hits_false_positives_and_missed_labels() {
     )
     .unwrap();
     assert_eq!(on_disk["block_coverage"], 1.0);
+    // The answer names the attempt; the file keeps the contract's fields only.
+    assert_eq!(
+        (s["config"].as_str(), s["agent"].as_str()),
+        (Some("ext"), Some("ext")),
+        "{r}"
+    );
+    assert!(on_disk.get("config").is_none(), "{on_disk}");
     let (_, m) = c
         .wait_from(from, "hit on lease.py", |m| {
             is_diagnostics_for(m, &lease) && codes(m).contains(&"hit".to_string())
@@ -1288,5 +1351,79 @@ async fn cancelling_a_run_ends_a_real_external_agent() {
         !sleeping(&marker),
         "the agent's process group is gone after the cancel"
     );
+    c.shutdown().await.unwrap();
+}
+
+/// `distdebug/replay`: the steps of an imported harness's attempt with what each read, the
+/// lines read so far, and the first step that read a labeled line (lease.py 13-18).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_gives_steps_reads_so_far_and_the_first_labeled_read() {
+    let (tmp, ws) = prepared();
+    let results = tmp.path().join("results");
+    let dir = results.join("mini").join("tiny-lease").join("attempt-1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let steps = json!([
+        {"index": 0, "kind": "thought", "text": "the log says the lease lasted hours"},
+        {"index": 1, "kind": "action", "tool": "bash", "args": {"command": "sed -n 1,12p src/lease.py"},
+         "paths_read": [{"path": "src/lease.py", "start_line": 1, "end_line": 12}]},
+        {"index": 2, "kind": "observation", "text": "class LeaseTable: ..."},
+        {"index": 3, "kind": "action", "tool": "bash", "args": {"command": "cat src/server.py"},
+         "paths_read": [{"path": "./src/server.py"}]},
+        {"index": 4, "kind": "action", "tool": "bash", "args": {"command": "sed -n 10,20p src/lease.py"},
+         "paths_read": [{"path": "src/lease.py", "start_line": 10, "end_line": 20}]},
+        {"index": 5, "kind": "submit", "text": "done"}
+    ]);
+    let t = json!({"incident": "tiny-lease", "attempt": 1, "agent": "mini-swe-agent", "exit": "submitted",
+                   "steps": steps});
+    std::fs::write(dir.join(TRAJECTORY), t.to_string()).unwrap();
+    std::fs::write(dir.join(DIAGNOSIS), json!({"blocks": []}).to_string()).unwrap();
+    let runner = TestRunner::new();
+    let options = json!({"incident": fixture_incident()});
+    let mut c = start(&runner, Some(&ws), full_capabilities("utf-8"), options).await;
+    let r = c
+        .call("distdebug/replay", json!({"config": "mini", "attempt": 1}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r["agent"].as_str(), r["live"].as_bool()),
+        (Some("mini-swe-agent"), Some(false)),
+        "{r}"
+    );
+    assert_eq!(
+        r["first_label_read"], 4,
+        "step 4 reads lines 10-20, the label is 13-18: {r}"
+    );
+    let s = &r["steps"];
+    assert_eq!(s.as_array().map(|a| a.len()), Some(6));
+    assert_eq!(s[0]["kind"], "thought");
+    assert_eq!(s[1]["args"]["command"], "sed -n 1,12p src/lease.py");
+    assert_eq!(
+        s[3]["paths_read"][0]["path"], "src/server.py",
+        "paths are normalised"
+    );
+    assert_eq!(
+        s[4]["read_so_far"],
+        json!([{"path": "src/lease.py", "ranges": [[1, 20]]}, {"path": "src/server.py", "ranges": [[1, null]]}])
+    );
+    assert_eq!(s[5]["read_so_far"], s[4]["read_so_far"]);
+    // The current attempt by default; bad params are InvalidParams.
+    c.command(
+        "distdebug.showAttempt",
+        json!({"config": "mini", "attempt": 1}),
+    )
+    .await
+    .unwrap();
+    let current = c.call("distdebug/replay", Value::Null).await.unwrap();
+    assert_eq!(current["steps"], r["steps"]);
+    let bad = c
+        .request("distdebug/replay", json!({"attempt": "one"}))
+        .await
+        .unwrap();
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let missing = c
+        .request("distdebug/replay", json!({"config": "mini", "attempt": 9}))
+        .await
+        .unwrap();
+    assert_eq!(missing["error"]["code"], -32803, "{missing}");
     c.shutdown().await.unwrap();
 }

@@ -308,9 +308,9 @@ h.step(':DistdebugScore shows hits, false positives and misses', function()
   h.eq(#shown(FILES, 'predicted'), 0, 'predicted diagnostics left after scoring')
   h.eq(#scores.labels, #labels(), 'labels scored')
   local pct = ('%.1f%%'):format(scores.block_coverage * 100)
-  h.wait('the score shown as a message', function()
+  h.wait('the score shown as a message naming the attempt (ext #1)', function()
     return vim.iter(notes):any(function(n)
-      return n.msg:find('block coverage ' .. pct, 1, true) ~= nil
+      return n.msg:find('ext #1: block coverage ' .. pct, 1, true) ~= nil
     end)
   end)
   local line = dd.statusline()

@@ -15,7 +15,7 @@ import {
   ExecuteCommandRequest,
   LanguageClient,
 } from "vscode-languageclient/node";
-import { AttemptStatus, ScoreFigures, ServerStatus, percent, scoresFrom } from "./status";
+import { AttemptStatus, ScoreFigures, ServerStatus, attemptName, percent, scoresFrom } from "./status";
 
 /** What the commands need from the extension: the running client and a few hooks. */
 export interface CommandHost {
@@ -226,7 +226,7 @@ async function score(host: CommandHost): Promise<unknown> {
   if (scores.length > 0) {
     const lines = scores.map(
       (s) =>
-        `${s.config ?? ""} #${s.attempt ?? "?"}: block coverage ${percent(s.block_coverage ?? 0)}, ` +
+        `${attemptName(s)}: block coverage ${percent(s.block_coverage ?? 0)}, ` +
         `block precision ${percent(s.block_precision ?? 0)}, file coverage ${percent(s.file_coverage ?? 0)}`,
     );
     lines.forEach((l) => host.output.appendLine(`score ${l}`));

@@ -13,6 +13,7 @@ import {
 } from "vscode-languageclient/node";
 import { findBinary } from "./binary";
 import { API_KEY_SECRET, CommandHost, registerCommands } from "./commands";
+import { Replay } from "./replay";
 import { serverEnv, serverSettings } from "./settings";
 import { ScoreFigures, ServerStatus, describe } from "./status";
 import { Decorations, adjustDiagnostics } from "./visuals";
@@ -24,6 +25,7 @@ export interface DistdebugApi {
   status(): Promise<ServerStatus | undefined>;
   statusBar: vscode.StatusBarItem;
   decorations: Decorations;
+  replay: Replay;
 }
 
 // Settings that change how the server process is started: a change restarts it.
@@ -241,6 +243,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Distde
   const ext = new Extension(context);
   extension = ext;
   context.subscriptions.push(...registerCommands(ext));
+  const replay = new Replay(() => ext.client(), ext.output);
+  context.subscriptions.push(replay, ...replay.commands());
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => ext.onConfigurationChanged(e)));
   // A failed start is already shown to the user; activation itself still succeeds so the
   // commands stay available (and say why they cannot run).
@@ -251,6 +255,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Distde
     status: () => ext.status(),
     statusBar: ext.statusBar,
     decorations: ext.decorations,
+    replay,
   };
 }
 

@@ -26,7 +26,9 @@ export interface ServerStatus {
 
 /** The figures of one `diagnosis_scores.json` (CONTRACT §3), as fractions 0..1. */
 export interface ScoreFigures {
+  /** Added by the server to each answer of `distdebug.score` (not in the file itself). */
   config?: string;
+  agent?: string;
   attempt?: number;
   block_coverage?: number;
   block_precision?: number;
@@ -34,6 +36,16 @@ export interface ScoreFigures {
 }
 
 const ACTIVE = new Set(["queued", "running"]);
+
+/**
+ * How an attempt is named to the user: "baseline #1", with its configuration when that is not
+ * the agent's name ("llm #2 (llm-gpt4)").
+ */
+export function attemptName(a: { config?: string; agent?: string; attempt?: number }): string {
+  const who = a.agent ?? a.config ?? "agent";
+  const config = a.config && a.agent && a.config !== a.agent ? ` (${a.config})` : "";
+  return `${who} #${a.attempt ?? "?"}${config}`;
+}
 
 /** Percent with one decimal, as CONTRACT §3 asks of the editor. */
 export function percent(fraction: number): string {
@@ -75,7 +87,7 @@ export function describe(
     };
   }
   const score = scores.find((s) => sameAttempt(s, current));
-  const label = `${current.agent ?? current.config ?? "agent"} #${current.attempt ?? "?"}`;
+  const label = attemptName(current);
   if (score && typeof score.block_coverage === "number") {
     const parts = [`coverage ${percent(score.block_coverage)}`];
     if (typeof score.block_precision === "number") {

@@ -263,7 +263,9 @@ test("scores from the palette: hit, false-positive, missed and the score in the 
   const pct = (x) => `${(x * 100).toFixed(1)}%`;
   await waitFor("the score in the status bar", () => api.statusBar.text.includes(`coverage ${pct(scores.block_coverage)}`));
   assert.ok(api.statusBar.text.includes(`precision ${pct(scores.block_precision)}`), api.statusBar.text);
-  assert.ok(fake.messages.some((m) => m.level === "info" && m.text.includes(`block coverage ${pct(scores.block_coverage)}`)), "the score is shown as a message");
+  assert.equal(scores.config, "ext", "the server names the attempt's configuration in its answer");
+  const message = `distdebug: ext #1: block coverage ${pct(scores.block_coverage)}`;
+  assert.ok(fake.messages.some((m) => m.level === "info" && m.text.startsWith(message)), `the score message names the attempt: ${JSON.stringify(fake.messages.map((m) => m.text))}`);
 });
 
 test("clears the current attempt: predictions go, labels stay", async () => {

@@ -4,7 +4,7 @@
 const { test } = require("node:test");
 const assert = require("node:assert/strict");
 const { load } = require("./harness");
-const { describe, scoresFrom, percent } = load("status.js");
+const { describe, scoresFrom, percent, attemptName } = load("status.js");
 const { serverSettings, serverEnv } = load("settings.js");
 const { parseAttemptRef, workspaceOf } = load("commands.js");
 
@@ -79,4 +79,28 @@ test("decorations: one list per kind; a range ending at column 0 stops on the li
   assert.equal(byCode.get("missed")[0].range.end.line, 3);
   assert.equal(byCode.get("hit")[0].range.end.line, 6, "codes given as {value, target} count too");
   assert.equal(byCode.get("label").length, 0);
+});
+
+test("an attempt is named by its agent and number, with its configuration when that differs", () => {
+  assert.equal(attemptName({ config: "baseline", agent: "baseline", attempt: 1 }), "baseline #1");
+  assert.equal(attemptName({ config: "llm-gpt4", agent: "llm", attempt: 2 }), "llm #2 (llm-gpt4)");
+  assert.equal(attemptName({ config: "ext", attempt: 3 }), "ext #3");
+  assert.equal(attemptName({ attempt: 4 }), "agent #4");
+});
+
+test("replay: where next, prev and firstLabelRead go, and how a step is described", () => {
+  const { target, describe: describeStep } = load("replay.js");
+  const steps = [0, 1, 2].map((i) => ({ index: i, kind: "action", paths_read: [], read_so_far: [], reads_label: i === 2 }));
+  const answer = { config: "c", attempt: 1, agent: "a", live: false, labels: true, first_label_read: 2, steps };
+  assert.equal(target(answer, undefined, "next"), 0, "the first move starts at the first step");
+  assert.equal(target(answer, 2, "next"), 2, "next stops at the last step");
+  assert.equal(target(answer, 0, "prev"), 0, "prev stops at the first step");
+  assert.equal(target(answer, 1, "firstLabelRead"), 2);
+  assert.equal(target({ ...answer, first_label_read: null }, 1, "firstLabelRead"), "no step read a labeled line");
+  assert.equal(target({ ...answer, labels: false, first_label_read: null }, 1, "firstLabelRead"), "the labels are not known (set distdebug.incident)");
+  assert.equal(target({ ...answer, steps: [] }, undefined, "next"), "the attempt has no step yet");
+  assert.equal(
+    describeStep({ ...steps[2], tool: "bash", args: { command: "sed -n 10,20p\n src/lease.py" } }, 2, 3),
+    "step 3/3 · action bash: sed -n 10,20p src/lease.py (reads a labeled line)",
+  );
 });

@@ -6,10 +6,12 @@
 //! is killed when the attempt ends.
 
 use super::mini_swe;
-use super::sandbox::{self, Mounts, SandboxPolicy};
+use super::sandbox::net::Endpoint;
+use super::sandbox::{self, Mounts, Network, SandboxPolicy};
 use super::{AgentInput, AgentOutput};
 use crate::attempt::layout::{DIAGNOSIS, TRAJECTORY, TRAJECTORY_LIVE};
 use crate::attempt::{Diagnosis, Exit, Step, StepKind, TrajectoryRecorder, Usage};
+use crate::util::untrusted::{self, Refused};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -60,6 +62,8 @@ pub struct ExternalConfig {
     pub sandbox: SandboxPolicy,
     /// The model the agent uses, when known (recorded when its trajectory names none).
     pub model: Option<String>,
+    /// The model endpoint's base URL: the one host the sandbox lets the agent reach.
+    pub endpoint: Option<String>,
 }
 
 impl ExternalConfig {
@@ -73,6 +77,7 @@ impl ExternalConfig {
             env: BTreeMap::new(),
             sandbox: SandboxPolicy::default(),
             model: None,
+            endpoint: None,
         }
     }
 }
@@ -147,26 +152,10 @@ async fn run_inner(
         .canonicalize()
         .map_err(|e| format!("{}: {e}", out_dir.display()))?;
 
+    let mut gate = None;
     let mut cmd = if cfg.sandbox.enabled {
-        let Some(bwrap) = sandbox::bwrap() else {
-            sandbox::warn_once(super::options::NO_BWRAP);
-            return Err(super::options::NO_BWRAP.to_string());
-        };
-        let mut hide = sandbox::default_hidden(&input.output_dir);
-        hide.extend(cfg.sandbox.hide.iter().cloned());
-        let mounts = Mounts {
-            workspace: workspace.clone(),
-            workspace_writable: cfg.writable_copy,
-            output: Some(out_dir.clone()),
-            hide,
-            expose: cfg.sandbox.expose.clone(),
-            network: cfg.sandbox.network,
-        };
-        let mut c = tokio::process::Command::new(bwrap);
-        c.args(sandbox::bwrap_args(&mounts)?)
-            .arg("--")
-            .arg(program)
-            .args(args);
+        let (c, g) = sandboxed_command(cfg, input, &workspace, &out_dir)?;
+        gate = g;
         c
     } else {
         sandbox::warn_once(
@@ -193,6 +182,9 @@ async fn run_inner(
         // Its own process group, so that everything it starts can be killed together.
         .process_group(0)
         .kill_on_drop(true);
+    // And its own cgroup (or token), for what leaves the group.
+    let containment = sandbox::Containment::new(MAX_PROCESSES);
+    containment.apply(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the agent command {program:?}: {e}"))?;
@@ -211,11 +203,20 @@ async fn run_inner(
             _ = tokio::time::sleep(FOLLOW_EVERY) => follower.poll(recorder),
         }
     };
-    // The leader may be gone while its children live on: end the whole group either way.
+    // The leader may be gone while its children live on: end the whole group either way,
+    // then whatever left the group.
     kill_group(pid);
     let _ = child.wait().await;
+    containment.kill_all();
+    drop(containment);
     follower.poll(recorder);
     follower.finish(recorder);
+    for log in [STDOUT_LOG, STDERR_LOG] {
+        redact_log(&input.output_dir.join(log));
+    }
+    if let Some(g) = gate {
+        record_network(g.finish(), cfg.sandbox.network, recorder, &input.output_dir)?;
+    }
 
     let traj = read_agent_trajectory(cfg, &out_dir, &workspace);
     let (mut usage, mut model, mut agent_exit) = (Usage::default(), cfg.model.clone(), None);
@@ -234,18 +235,12 @@ async fn run_inner(
             recorder.record(Step::new(StepKind::Error).with_text(e));
         }
     }
-    let diagnosis = match Diagnosis::load(&out_dir.join(DIAGNOSIS)) {
-        Ok(mut d) => {
-            if d.incident.is_empty() {
-                d.incident = input.incident.clone();
-            }
-            Ok(d)
+    let diagnosis = read_agent_diagnosis(&out_dir).map(|mut d| {
+        if d.incident.is_empty() {
+            d.incident = input.incident.clone();
         }
-        Err(_) if !out_dir.join(DIAGNOSIS).exists() => {
-            Err("the agent wrote no diagnosis.json".to_string())
-        }
-        Err(e) => Err(e),
-    };
+        d
+    });
     let out = match ending {
         Ending::Cancelled => output(Exit::Cancelled, None, usage, model, None),
         Ending::TimedOut => {
@@ -276,6 +271,147 @@ async fn run_inner(
     };
     drop(copy);
     Ok(out)
+}
+
+/// The most processes an external agent may run at once (where cgroups allow a limit).
+const MAX_PROCESSES: u64 = 512;
+/// The file beside the agent's folder where distdebug records what the sandbox saw.
+pub const SANDBOX_RECORD: &str = "sandbox.json";
+
+/// The bubblewrap command for the agent, and the network gate it talks to (for
+/// `Network::Endpoint`).
+fn sandboxed_command(
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    workspace: &Path,
+    out_dir: &Path,
+) -> Result<(tokio::process::Command, Option<sandbox::net::Gate>), String> {
+    let Some(bwrap) = sandbox::bwrap() else {
+        sandbox::warn_once(super::options::NO_BWRAP);
+        return Err(super::options::NO_BWRAP.to_string());
+    };
+    let Some((program, args)) = cfg.argv.split_first() else {
+        return Err("no agent command configured".to_string());
+    };
+    let mut hide = sandbox::default_hidden(&input.output_dir);
+    hide.extend(cfg.sandbox.hide.iter().cloned());
+    let mut expose = cfg.sandbox.expose.clone();
+    expose.extend(program_file(&cfg.argv));
+    let gate = if cfg.sandbox.network == Network::Endpoint {
+        let endpoint = cfg.endpoint.as_deref().and_then(Endpoint::from_url);
+        Some(
+            sandbox::net::Gate::start(endpoint)
+                .map_err(|e| format!("cannot start the sandbox's network gate: {e}"))?,
+        )
+    } else {
+        None
+    };
+    let exe = distdebug_exe()?;
+    if gate.is_some() {
+        expose.push(exe.clone());
+    }
+    let mounts = Mounts {
+        workspace: workspace.to_path_buf(),
+        workspace_writable: cfg.writable_copy,
+        output: Some(out_dir.to_path_buf()),
+        hide,
+        expose,
+        network: cfg.sandbox.network,
+        net_dir: gate.as_ref().map(|g| g.dir().to_path_buf()),
+    };
+    let mut c = tokio::process::Command::new(bwrap);
+    c.args(sandbox::bwrap_args(&mounts)?).arg("--");
+    if let Some(g) = &gate {
+        c.arg(&exe).args(g.inside_args()).arg("--");
+    }
+    c.arg(program).args(args);
+    Ok((c, gate))
+}
+
+/// The `distdebug` executable that serves `sandbox-net` inside the sandbox: this process's
+/// own, or (when the library runs inside a test binary of `target/*/deps/`) the `distdebug`
+/// binary built beside it.
+fn distdebug_exe() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the distdebug executable for the sandbox: {e}"))?;
+    if exe.file_name().is_some_and(|n| n == "distdebug") {
+        // Canonical: it is bound into the sandbox at its real path and run from there.
+        return exe
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", exe.display()));
+    }
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    [dir.join("distdebug"), dir.join("../distdebug")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+        .ok_or_else(|| {
+            format!(
+                "{}: is not distdebug, and no distdebug binary lies beside it to run the sandbox's network",
+                exe.display()
+            )
+        })
+}
+
+/// The agent's own program file when the command names one by an absolute path (directly or
+/// as the first word of `sh -c`), so that it is visible in the sandbox without exposing its
+/// folder.
+fn program_file(argv: &[String]) -> Option<PathBuf> {
+    let first = match argv {
+        [sh, c, line] if sh == "sh" && c == "-c" => line.split_whitespace().next()?,
+        [program, ..] => program.as_str(),
+        [] => return None,
+    };
+    let p = Path::new(first.trim_matches(['"', '\'']));
+    (p.is_absolute() && p.is_file()).then(|| p.to_path_buf())
+}
+
+/// Records each connection the gate refused as an error step, and writes `sandbox.json`
+/// beside the agent's folder (out of its reach) for the leakage guard.
+fn record_network(
+    blocked: Vec<sandbox::net::Blocked>,
+    network: Network,
+    recorder: &mut TrajectoryRecorder,
+    attempt_dir: &Path,
+) -> Result<(), String> {
+    for b in &blocked {
+        recorder.record(
+            Step::new(StepKind::Error)
+                .with_tool(
+                    crate::score::leakage::SANDBOX_NETWORK_TOOL,
+                    serde_json::json!({"target": b.target}),
+                )
+                .with_text(format!(
+            "the sandbox refused a connection to {} ({}): only the model endpoint is reachable",
+            b.target, b.method
+        )),
+        );
+    }
+    let record = serde_json::json!({ "network": network.as_str(), "blocked": blocked });
+    let path = attempt_dir.join(SANDBOX_RECORD);
+    crate::util::fs::write_atomic(&path, record.to_string().as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// Rewrites an agent's captured output with every secret redacted (the agent has the key in
+/// its environment and may print it; distdebug must not keep it).
+fn redact_log(path: &Path) {
+    let Ok(bytes) = std::fs::read(path) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    if let std::borrow::Cow::Owned(clean) = crate::util::secrets::redact(&text) {
+        let _ = crate::util::fs::write_atomic(path, clean.as_bytes());
+    }
+}
+
+/// The agent's `diagnosis.json`, read as an untrusted file and schema-checked.
+fn read_agent_diagnosis(out_dir: &Path) -> Result<Diagnosis, String> {
+    match untrusted::read_regular_text(&out_dir.join(DIAGNOSIS), untrusted::DIAGNOSIS_MAX) {
+        Ok(text) => Diagnosis::parse(&text).map_err(|why| format!("{DIAGNOSIS}: {why}")),
+        Err(Refused::Missing) => Err("the agent wrote no diagnosis.json".to_string()),
+        Err(why) => Err(format!("the agent's {}", why.describe(DIAGNOSIS))),
+    }
 }
 
 fn output(
@@ -355,11 +491,16 @@ fn read_agent_trajectory(
     workspace: &Path,
 ) -> Result<Option<AgentTrajectory>, String> {
     let path = out_dir.join(TRAJECTORY);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text = crate::incident::read_text_lossy(&path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = match untrusted::read_regular(&path, untrusted::TRAJECTORY_MAX) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(Refused::Missing) => return Ok(None),
+        Err(why) => {
+            return Err(format!(
+                "the agent's {}; it was not read",
+                why.describe(TRAJECTORY)
+            ))
+        }
+    };
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("the agent's trajectory.json is not valid JSON: {e}"))?;
     if !v.is_object() {
@@ -414,6 +555,8 @@ struct Follower {
     /// Steps taken from the live file.
     recorded: usize,
     bad_lines: usize,
+    /// The live file was refused (a link, a FIFO…) and said so once.
+    refused: bool,
 }
 
 impl Follower {
@@ -424,13 +567,25 @@ impl Follower {
             pending: Vec::new(),
             recorded: 0,
             bad_lines: 0,
+            refused: false,
         }
     }
 
     fn poll(&mut self, recorder: &mut TrajectoryRecorder) {
         use std::io::{Read, Seek, SeekFrom};
-        let Ok(mut f) = std::fs::File::open(&self.path) else {
-            return;
+        let mut f = match untrusted::open_regular(&self.path, untrusted::TRAJECTORY_MAX) {
+            Ok(f) => f,
+            Err(Refused::Missing) => return,
+            Err(why) => {
+                if !self.refused {
+                    self.refused = true;
+                    recorder.record(Step::new(StepKind::Error).with_text(format!(
+                        "the agent's {}; it is not followed",
+                        why.describe(TRAJECTORY_LIVE)
+                    )));
+                }
+                return;
+            }
         };
         if f.seek(SeekFrom::Start(self.offset)).is_err() {
             return;

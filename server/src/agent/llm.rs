@@ -18,6 +18,8 @@ pub struct ApiKey(String);
 
 impl ApiKey {
     pub fn new(key: String) -> ApiKey {
+        // From now on the key's value is redacted from everything distdebug writes or sends.
+        crate::util::secrets::register(&key);
         ApiKey(key)
     }
 }

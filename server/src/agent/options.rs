@@ -64,12 +64,7 @@ impl AgentOptions {
     /// not change the process's).
     pub fn llm_config(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<LlmConfig, String> {
         let c = &self.config.llm;
-        let endpoint = self
-            .endpoint
-            .clone()
-            .or_else(|| c.endpoint.clone())
-            .or_else(|| env("OPENAI_BASE_URL"))
-            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let endpoint = self.endpoint_with(env);
         if reqwest::Url::parse(&endpoint).is_err() {
             return Err(format!(
                 "the endpoint {endpoint:?} is not a URL (expected e.g. http://127.0.0.1:8080/v1)"
@@ -144,6 +139,20 @@ impl AgentOptions {
         Ok(budget)
     }
 
+    /// The model endpoint: the flag, then `[llm] endpoint`, then `OPENAI_BASE_URL`, then the
+    /// default.
+    fn endpoint_with(&self, env: &dyn Fn(&str) -> Option<String>) -> String {
+        self.endpoint
+            .clone()
+            .or_else(|| self.config.llm.endpoint.clone())
+            .or_else(|| env("OPENAI_BASE_URL"))
+            .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
+    }
+
+    fn endpoint_url(&self) -> String {
+        self.endpoint_with(&|k| std::env::var(k).ok())
+    }
+
     fn sandbox_enabled(&self) -> bool {
         !self.no_sandbox && self.config.sandbox.enabled.unwrap_or(true)
     }
@@ -194,6 +203,16 @@ impl AgentOptions {
             }
         };
         cfg.env = x.env.clone();
+        cfg.endpoint = Some(self.endpoint_url());
+        // The agent gets the key through its environment; distdebug still never writes it.
+        let key_var = self
+            .api_key_env
+            .clone()
+            .or_else(|| self.config.llm.api_key_env.clone())
+            .unwrap_or_else(|| "OPENAI_API_KEY".to_string());
+        if let Some(v) = process_env(&key_var) {
+            crate::util::secrets::register(&v);
+        }
         cfg.model = self.model.clone().or_else(|| self.config.llm.model.clone());
         if let Some(m) = &self.model {
             cfg.env.insert("DISTDEBUG_MODEL".into(), m.clone());
@@ -205,7 +224,7 @@ impl AgentOptions {
                 self.network
                     .as_deref()
                     .or(x.network.as_deref())
-                    .unwrap_or("none"),
+                    .unwrap_or("endpoint"),
             )?,
             hide: self.hidden(),
             expose: s.expose.clone(),

@@ -146,6 +146,7 @@ pub fn run_sandboxed(
         hide: all_hidden,
         expose: vec![exe.to_path_buf()],
         network: super::sandbox::Network::None,
+        net_dir: None,
     };
     let args_list = match super::sandbox::bwrap_args(&mounts) {
         Ok(a) => a,

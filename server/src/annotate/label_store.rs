@@ -10,7 +10,7 @@
 
 use super::lock::{FileLock, WAIT};
 use crate::incident::{LabelBlock, Labels};
-use crate::util::paths::{normalize_rel, unsafe_rel_path_reason};
+use crate::util::paths::{label_path_reason, normalize_rel};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -129,7 +129,7 @@ impl LabelEditor {
         note: Option<String>,
         extra: Map<String, Value>,
     ) -> Result<Applied, String> {
-        if let Some(why) = unsafe_rel_path_reason(path) {
+        if let Some(why) = label_path_reason(path) {
             return Err(format!("cannot label {path}: {why}"));
         }
         if start_line == 0 || end_line < start_line {

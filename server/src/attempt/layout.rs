@@ -20,7 +20,8 @@ pub fn list_attempts(incident_dir: &Path) -> Vec<(u32, PathBuf)> {
     };
     let mut out: Vec<(u32, PathBuf)> = entries
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
+        // A link is never an attempt: its target could lie anywhere.
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let k = name.strip_prefix("attempt-")?.parse::<u32>().ok()?;

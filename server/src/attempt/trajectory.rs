@@ -190,7 +190,9 @@ impl TrajectoryRecorder {
 
     /// Numbers the step, appends it as one JSON line (flushed, so followers see it at once),
     /// and tells the listener. Returns the step's index.
-    pub fn record(&mut self, mut step: Step) -> u32 {
+    pub fn record(&mut self, step: Step) -> u32 {
+        // Whatever an agent or an endpoint echoed, no secret reaches a file or a client.
+        let mut step = crate::util::secrets::redact_serde(step);
         step.index = self.steps.len() as u32;
         if let Some(f) = self.file.as_mut() {
             if let Ok(mut line) = serde_json::to_string(&step) {

@@ -24,8 +24,8 @@ pub struct AgentArgs {
     /// The command of --agent command, run with `sh -c` in the workspace
     #[arg(long, value_name = "CMD")]
     pub agent_command: Option<String>,
-    /// Network for external agents inside the sandbox: none or host
-    #[arg(long, value_name = "none|host")]
+    /// Network for external agents inside the sandbox: endpoint (only the model endpoint, the default), none, or host
+    #[arg(long, value_name = "endpoint|none|host")]
     pub network: Option<String>,
     /// Run agents unconfined (needed where bubblewrap is missing)
     #[arg(long)]

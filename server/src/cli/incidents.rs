@@ -37,7 +37,7 @@ fn list(dir: IncidentsDirArg) -> CliResult {
     let root = incident::incidents_dir(dir.dir.as_deref());
     let mut errors = Vec::new();
     for d in all_incident_dirs(&root)? {
-        match Incident::load(&d) {
+        match Incident::load_for_listing(&d) {
             Ok(inc) => {
                 let labels = inc
                     .load_labels()

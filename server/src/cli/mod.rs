@@ -14,6 +14,7 @@ pub mod lsp;
 pub mod prepare;
 pub mod report;
 pub mod run;
+pub mod sandbox_net;
 pub mod score;
 mod scoring;
 pub mod submit;
@@ -72,6 +73,9 @@ pub enum Command {
     /// Serves one sandboxed tool call of the model agent (internal)
     #[command(hide = true)]
     AgentTool,
+    /// Runs an agent behind the sandbox's endpoint-only network (internal)
+    #[command(hide = true)]
+    SandboxNet(sandbox_net::SandboxNetArgs),
 }
 
 /// A command's failure: the exit status (1 bad input, 2 usage) and one sentence per problem.
@@ -120,12 +124,13 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),
+        Command::SandboxNet(a) => return sandbox_net::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             for m in &e.messages {
-                eprintln!("{m}");
+                eprintln!("{}", crate::util::secrets::redact(m));
             }
             ExitCode::from(e.status)
         }

@@ -1,4 +1,4 @@
-//! Incidents: the manifest, labels, report and evidence of CONTRACT §1, their validation,
+//! Incidents: the manifest, labels, report and evidence (docs/incident-format.md), their validation,
 //! and the anonymized workspace an agent works in.
 
 pub mod discover;
@@ -7,6 +7,7 @@ pub mod manifest;
 pub mod prepare;
 pub mod problem;
 pub mod repo_cache;
+mod strict_json;
 pub mod validate;
 
 pub use discover::{incidents_dir, list_incident_dirs, resolve_incident_dir};
@@ -32,12 +33,32 @@ pub struct EvidenceFile {
 }
 
 impl Incident {
-    /// Loads and checks `incident.json` only (not labels, not the repository).
+    /// Loads `incident.json` with the same checks as `distdebug incidents validate` makes of
+    /// it (fields, id against the folder, every path inside the incident, nothing an agent
+    /// must not see), and refuses the incident on the first problem, worded as validation
+    /// words it. Labels are checked when they are loaded.
     pub fn load(dir: &Path) -> Result<Incident, Problem> {
-        let manifest = Manifest::load(&dir.join("incident.json"))?;
+        match validate::check_manifest(dir) {
+            (Some((manifest, _)), problems) if problems.is_empty() => Ok(Incident {
+                dir: dir.to_path_buf(),
+                manifest,
+            }),
+            (_, mut problems) if !problems.is_empty() => Err(problems.remove(0)),
+            _ => Err(Problem::new(
+                &dir.join("incident.json"),
+                "",
+                "cannot be read as an incident manifest",
+            )),
+        }
+    }
+
+    /// Reads `incident.json` alone, without the checks of [`Incident::load`]: for listings,
+    /// which show an incident even when one of its files is missing. Never for running or
+    /// scoring.
+    pub fn load_for_listing(dir: &Path) -> Result<Incident, Problem> {
         Ok(Incident {
             dir: dir.to_path_buf(),
-            manifest,
+            manifest: Manifest::load(&dir.join("incident.json"))?,
         })
     }
 

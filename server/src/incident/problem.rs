@@ -61,7 +61,7 @@ impl std::error::Error for Problem {}
 pub fn read_json_file(file: &Path) -> Result<serde_json::Value, Problem> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Problem::new(file, "", format!("cannot read: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| Problem::from_json_error(file, &e))
+    super::strict_json::parse(&text).map_err(|e| Problem::from_json_error(file, &e))
 }
 
 /// Reads JSON fields from a `serde_json::Value` while recording where each one lives, so every

@@ -1,4 +1,4 @@
-//! Whole-incident validation (CONTRACT §1): every file, every field, and every label checked
+//! Whole-incident validation (docs/incident-format.md): every file, every field, and every label checked
 //! against the source tree. All problems are collected, not just the first.
 
 use super::labels::Labels;
@@ -10,79 +10,9 @@ use crate::util::text::line_count;
 use std::path::{Path, PathBuf};
 
 /// Validates the incident folder `dir` and returns every problem found (empty when valid).
+/// Problems of `labels.json` are reported even when `incident.json` has problems of its own.
 pub fn validate_incident(dir: &Path) -> Vec<Problem> {
-    let manifest_file = dir.join("incident.json");
-    if !manifest_file.is_file() {
-        return vec![Problem::new(
-            &manifest_file,
-            "",
-            "missing; every incident folder needs an incident.json",
-        )];
-    }
-    let (manifest, mut problems) = Manifest::load_all(&manifest_file);
-    let Some(m) = manifest else {
-        return problems;
-    };
-    let folder = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !folder.is_empty() && m.id != folder && dir.file_name().is_some() {
-        problems.push(Problem::new(
-            &manifest_file,
-            "id",
-            format!("{:?} differs from the folder name {folder:?}", m.id),
-        ));
-    }
-
-    let mut inside = |rel: &str, location: &str, what: &str, want_dir: bool| -> Option<PathBuf> {
-        if let Some(why) = unsafe_rel_path_reason(rel) {
-            problems.push(Problem::new(
-                &manifest_file,
-                location,
-                format!("{why}; expected a path inside the incident folder"),
-            ));
-            return None;
-        }
-        let full = dir.join(rel);
-        let ok = if want_dir {
-            full.is_dir()
-        } else {
-            full.is_file()
-        };
-        if !ok {
-            problems.push(Problem::new(
-                &manifest_file,
-                location,
-                format!("{what} {} does not exist", full.display()),
-            ));
-            return None;
-        }
-        if let (Ok(base), Ok(real)) = (dir.canonicalize(), full.canonicalize()) {
-            if !real.starts_with(&base) {
-                problems.push(Problem::new(
-                    &manifest_file,
-                    location,
-                    format!("{rel:?} leaves the incident folder through a symlink"),
-                ));
-                return None;
-            }
-        }
-        Some(full)
-    };
-
-    let repo_dir = match &m.repository {
-        RepositorySource::Path(p) => inside(p, "repository.path", "repository folder", true),
-        RepositorySource::Git { .. } => None,
-    };
-    inside(&m.report, "report", "report", false);
-    for (i, e) in m.evidence.iter().enumerate() {
-        inside(e, &format!("evidence[{i}]"), "evidence file", false);
-    }
-    if let Some(FixSource::Patch(p)) = &m.fix {
-        inside(p, "fix.patch", "fix patch", false);
-    }
-
+    let (checked, mut problems) = check_manifest(dir);
     let labels_file = dir.join("labels.json");
     if !labels_file.is_file() {
         problems.push(Problem::new(
@@ -102,15 +32,157 @@ pub fn validate_incident(dir: &Path) -> Vec<Problem> {
                 "is empty; expected at least one labeled causal block",
             ));
         }
-        check_labels_against_source(
-            &m,
-            repo_dir.as_deref(),
-            &labels_file,
-            &labels,
-            &mut problems,
-        );
+        if let Some((m, repo_dir)) = &checked {
+            check_labels_against_source(
+                m,
+                repo_dir.as_deref(),
+                &labels_file,
+                &labels,
+                &mut problems,
+            );
+        }
     }
     problems
+}
+
+/// The checks of `incident.json` that every command runs before it uses an incident (the
+/// manifest's fields; the id against the folder; report, evidence, repository folder and
+/// fix patch inside the incident, through no link that leaves it, and never naming what an
+/// agent must not see). Returns the manifest and the repository folder when it could be read.
+pub fn check_manifest(dir: &Path) -> (Option<(Manifest, Option<PathBuf>)>, Vec<Problem>) {
+    let manifest_file = dir.join("incident.json");
+    if !manifest_file.is_file() {
+        return (
+            None,
+            vec![Problem::new(
+                &manifest_file,
+                "",
+                "missing; every incident folder needs an incident.json",
+            )],
+        );
+    }
+    let (manifest, mut problems) = Manifest::load_all(&manifest_file);
+    let Some(m) = manifest else {
+        return (None, problems);
+    };
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !folder.is_empty() && m.id != folder {
+        problems.push(Problem::new(
+            &manifest_file,
+            "id",
+            format!("{:?} differs from the folder name {folder:?}", m.id),
+        ));
+    }
+    let hidden = HiddenFiles::of(dir, &m);
+    let mut inside = |rel: &str, location: &str, what: &str, want_dir: bool| -> Option<PathBuf> {
+        let full = match inside_incident(dir, rel, what, want_dir) {
+            Ok(full) => full,
+            Err(why) => {
+                problems.push(Problem::new(&manifest_file, location, why));
+                return None;
+            }
+        };
+        if let Some(why) = hidden.exposed_by(&full, want_dir) {
+            problems.push(Problem::new(&manifest_file, location, why));
+            return None;
+        }
+        Some(full)
+    };
+    let repo_dir = match &m.repository {
+        RepositorySource::Path(p) => inside(p, "repository.path", "repository folder", true),
+        RepositorySource::Git { .. } => None,
+    };
+    inside(&m.report, "report", "report", false);
+    for (i, e) in m.evidence.iter().enumerate() {
+        inside(e, &format!("evidence[{i}]"), "evidence file", false);
+    }
+    if let Some(FixSource::Patch(p)) = &m.fix {
+        if let Err(why) = inside_incident(dir, p, "fix patch", false) {
+            problems.push(Problem::new(&manifest_file, "fix.patch", why));
+        }
+    }
+    (Some((m, repo_dir)), problems)
+}
+
+/// `dir/rel` when `rel` is a safe relative path to an existing file (or folder) that stays
+/// inside `dir` after links are resolved; else why not.
+fn inside_incident(dir: &Path, rel: &str, what: &str, want_dir: bool) -> Result<PathBuf, String> {
+    if let Some(why) = unsafe_rel_path_reason(rel) {
+        return Err(format!("{why}; expected a path inside the incident folder"));
+    }
+    let full = dir.join(rel);
+    let ok = if want_dir {
+        full.is_dir()
+    } else {
+        full.is_file()
+    };
+    if !ok {
+        return Err(format!("{what} {} does not exist", full.display()));
+    }
+    match (dir.canonicalize(), full.canonicalize()) {
+        (Ok(base), Ok(real)) if real.starts_with(&base) => Ok(full),
+        (Ok(_), Ok(_)) => Err(format!(
+            "{rel:?} leaves the incident folder through a symlink"
+        )),
+        (Err(e), _) | (_, Err(e)) => Err(format!("{}: cannot be resolved: {e}", full.display())),
+    }
+}
+
+/// The files of an incident that an agent must never see: `labels.json` and the fix patch
+/// (as resolved paths and as inodes, so neither a second name nor a hard link passes).
+struct HiddenFiles {
+    files: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+impl HiddenFiles {
+    fn of(dir: &Path, m: &Manifest) -> HiddenFiles {
+        let mut names = vec![dir.join("labels.json")];
+        if let Some(FixSource::Patch(p)) = &m.fix {
+            names.push(dir.join(p));
+        }
+        let files = names
+            .into_iter()
+            .map(|p| {
+                let real = p.canonicalize().unwrap_or(p);
+                let inode = inode_of(&real);
+                (real, inode)
+            })
+            .collect();
+        HiddenFiles { files }
+    }
+
+    /// Why `full` (a file the agent will see, or a folder it will see all of) exposes a
+    /// hidden file, if it does.
+    fn exposed_by(&self, full: &Path, is_dir: bool) -> Option<String> {
+        let real = full.canonicalize().ok()?;
+        let inode = inode_of(&real);
+        for (hidden, hidden_inode) in &self.files {
+            let name = hidden
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let same = &real == hidden || (inode.is_some() && inode == *hidden_inode);
+            if !is_dir && same {
+                return Some(format!(
+                    "names {name}, which an agent must never see; expected a file of its own"
+                ));
+            }
+            if is_dir && hidden.starts_with(&real) {
+                return Some(format!(
+                    "contains {name}, which an agent must never see; expected a folder of the source tree only"
+                ));
+            }
+        }
+        None
+    }
+}
+
+fn inode_of(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Checks that every labeled file exists at the buggy revision and every range is inside it.

@@ -317,6 +317,13 @@ pub fn resolve_attempt(
     a: &AttemptArgs,
 ) -> Result<AttemptKey> {
     let ws = st.workspace.as_ref().ok_or_else(no_workspace)?;
+    if let Some(why) = a
+        .config
+        .as_deref()
+        .and_then(crate::util::paths::config_name_reason)
+    {
+        return Err(Error::invalid_params(format!("{command}: {why}")));
+    }
     let Some(k) = a.attempt else {
         return match (&a.config, &st.current) {
             (None, Some(cur)) => Ok(cur.clone()),

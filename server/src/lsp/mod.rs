@@ -5,10 +5,11 @@
 //! requests; `ordering.rs` applies everything that changes the session in arrival order
 //! (`notifications.rs`, `commands.rs`); `session.rs` holds the state; `view.rs`,
 //! `diagnostics.rs`, `code_lens.rs` and `hover.rs` show it; `runs.rs`, `runner.rs` and
-//! `progress.rs` run agents in the background; `outbox.rs` sends to the client in order.
+//! `progress.rs` run agents in the background; `outbox.rs` sends to the client in order, and
+//! `delivery.rs` holds a command's answer until what it caused has been written.
 //! Annotating: `code_action.rs` offers the actions, `labeling.rs` and `my_diagnosis.rs` carry
 //! them out on the annotation lane (`lane.rs`), `compare.rs` shows two attempts side by side,
-//! `agreement.rs` answers `distdebug/agreement`, `watch.rs` reloads a `labels.json` changed
+//! `agreement.rs` answers `distdebug/agreement`, `replay.rs` `distdebug/replay`, `watch.rs` reloads a `labels.json` changed
 //! on disk.
 
 pub mod agreement;
@@ -19,6 +20,7 @@ pub mod code_lens;
 pub mod commands;
 pub mod compare;
 pub mod config;
+pub mod delivery;
 pub mod diagnostics;
 pub mod documents;
 pub mod harness;
@@ -31,6 +33,7 @@ pub mod ordering;
 pub mod outbox;
 pub mod positions;
 pub mod progress;
+pub mod replay;
 pub mod runner;
 pub mod runs;
 pub mod scoring;
@@ -67,9 +70,11 @@ impl Default for ServerOptions {
 pub async fn serve<I, O>(input: I, output: O, options: ServerOptions)
 where
     I: AsyncRead + Unpin,
-    O: AsyncWrite,
+    O: AsyncWrite + Unpin,
 {
     let (outbox, queue) = outbox::Outbox::new();
+    // Counts what is written, so that a command's answer can wait for its effects.
+    let output = delivery::CountingWriter::new(output, outbox.written());
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let session = Arc::new(session::Session::new(outbox, options.runner, ready_tx));
     let backend_session = session.clone();

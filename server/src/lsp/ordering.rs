@@ -72,6 +72,16 @@ where
         }
         // Read only, but it takes optional params, which the framework's custom methods do
         // not allow: answered here, its file work on the blocking pool.
+        if method == super::replay::METHOD {
+            if let Some(id) = req.id().cloned() {
+                let (_, _, params) = req.into_parts();
+                let session = self.session.clone();
+                return Box::pin(async move {
+                    let r = super::replay::request(&session, params).await;
+                    Ok(Some(Response::from_parts(id, r)))
+                });
+            }
+        }
         if method == super::agreement::METHOD {
             if let Some(id) = req.id().cloned() {
                 let (_, _, params) = req.into_parts();
@@ -105,19 +115,19 @@ where
                     );
                     Outcome::Ready(Err(Error::internal_error()))
                 });
-                return match outcome {
-                    Outcome::Ready(r) => ready(Some(Response::from_parts(
+                // The answer goes out after what the command caused (delivery.rs).
+                let session = session.clone();
+                return Box::pin(async move {
+                    let r = match outcome {
+                        Outcome::Ready(r) => r,
+                        Outcome::Later(f) => f.await,
+                    };
+                    session.outbox.delivered().await;
+                    Ok(Some(Response::from_parts(
                         id,
                         r.map(|v| v.unwrap_or(Value::Null)),
-                    ))),
-                    Outcome::Later(f) => Box::pin(async move {
-                        let r = f.await;
-                        Ok(Some(Response::from_parts(
-                            id,
-                            r.map(|v| v.unwrap_or(Value::Null)),
-                        )))
-                    }),
-                };
+                    )))
+                });
             }
         }
         if method == "distdebug/status" {

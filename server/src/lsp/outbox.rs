@@ -4,9 +4,11 @@
 //! than what they replace, and `window/workDoneProgress/create` is answered before the first
 //! `$/progress` of its token is sent.
 
+use super::delivery::Written;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::future::Future;
+use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -38,20 +40,55 @@ pub enum Outgoing {
     /// `client/registerCapability` / `client/unregisterCapability` (file watching).
     Register(Registration),
     Unregister(Unregistration),
+    /// Not sent: the pump answers how many messages it has handed to the framework so far,
+    /// everything queued before this included (see `delivery.rs`).
+    Barrier(oneshot::Sender<u64>),
 }
 
 #[derive(Debug, Clone)]
 pub struct Outbox {
     tx: mpsc::UnboundedSender<Outgoing>,
+    written: Arc<Written>,
 }
 
 /// How long the server waits for the client to accept a progress token.
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an answer waits for the messages queued before it to be written.
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Outbox {
     pub fn new() -> (Outbox, mpsc::UnboundedReceiver<Outgoing>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Outbox { tx }, rx)
+        let written = Written::new();
+        (Outbox { tx, written }, rx)
+    }
+
+    /// The count of messages written out, for the output's `CountingWriter`.
+    pub fn written(&self) -> Arc<Written> {
+        self.written.clone()
+    }
+
+    /// Returns once everything queued so far has been written to the client (or after
+    /// `DELIVERY_TIMEOUT`, logged): an answer sent after this never overtakes the effects of
+    /// the request it answers.
+    pub async fn delivered(&self) {
+        let (tx, rx) = oneshot::channel();
+        self.send(Outgoing::Barrier(tx));
+        // The whole wait is bounded: the pump itself may be waiting for a client that does not
+        // answer `window/workDoneProgress/create`.
+        let waited = tokio::time::timeout(DELIVERY_TIMEOUT, async {
+            match rx.await {
+                Ok(target) => self.written.reached(target, DELIVERY_TIMEOUT).await,
+                Err(_) => true, // the pump is gone with the connection: nothing to wait for
+            }
+        })
+        .await;
+        if !matches!(waited, Ok(true)) {
+            eprintln!(
+                "distdebug lsp: what a command caused was not all written within {DELIVERY_TIMEOUT:?} ({} messages so far); answering anyway",
+                self.written.now()
+            );
+        }
     }
 
     pub fn send(&self, msg: Outgoing) {
@@ -61,7 +98,7 @@ impl Outbox {
 
     /// Logs to stderr and to the client's log (`window/logMessage`). Never to stdout.
     pub fn log(&self, level: MessageType, msg: impl Into<String>) {
-        let msg = msg.into();
+        let msg = crate::util::secrets::redact_string(msg.into());
         eprintln!("distdebug lsp: {msg}");
         self.send(Outgoing::Log(level, msg));
     }
@@ -86,8 +123,16 @@ pub async fn pump(
     }
     // Tokens the client refused: per the specification no progress may be sent for them.
     let mut refused: HashSet<String> = HashSet::new();
+    // Messages handed to the framework so far (each goes out as one frame).
+    let mut sent: u64 = 0;
     while let Some(msg) = rx.recv().await {
-        match msg {
+        if !matches!(msg, Outgoing::Barrier(_)) && !is_refused_progress(&msg, &refused) {
+            sent += 1;
+        }
+        match scrub(msg) {
+            Outgoing::Barrier(answer) => {
+                let _ = answer.send(sent);
+            }
             Outgoing::Publish(p) => {
                 client
                     .publish_diagnostics(p.uri, p.diagnostics, p.version)
@@ -159,6 +204,27 @@ pub async fn pump(
                 });
             }
         }
+    }
+}
+
+fn is_refused_progress(msg: &Outgoing, refused: &HashSet<String>) -> bool {
+    matches!(msg, Outgoing::Progress(token, _) if refused.contains(token))
+}
+
+/// The message with every secret redacted: whatever an agent or an endpoint echoed never
+/// reaches the client.
+fn scrub(msg: Outgoing) -> Outgoing {
+    use crate::util::secrets::{redact_serde, redact_string, redact_value};
+    match msg {
+        Outgoing::Publish(p) => Outgoing::Publish(redact_serde(p)),
+        Outgoing::Log(t, m) => Outgoing::Log(t, redact_string(m)),
+        Outgoing::Show(t, m) => Outgoing::Show(t, redact_string(m)),
+        Outgoing::TrajectoryStep(mut v) => {
+            redact_value(&mut v);
+            Outgoing::TrajectoryStep(v)
+        }
+        Outgoing::Progress(token, value) => Outgoing::Progress(token, redact_serde(value)),
+        other => other,
     }
 }
 

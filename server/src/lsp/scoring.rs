@@ -196,9 +196,21 @@ async fn run(
                 }
             ),
         );
-        answers.push(json);
+        answers.push(answer_for(&st, &key, json));
     }
     st.refresh(&session.outbox);
     refresh_code_lenses(&st, &session.outbox);
     Ok(Some(Value::Array(answers)))
+}
+
+/// One answer of the command: the attempt's `diagnosis_scores.json` object with the attempt's
+/// `config` and `agent` added, so a client can name it ("baseline #1") without asking again.
+fn answer_for(st: &super::session::State, key: &AttemptKey, mut json: Value) -> Value {
+    if let Value::Object(map) = &mut json {
+        map.insert("config".into(), Value::String(key.config.clone()));
+        if let Some(a) = st.attempts.get(key) {
+            map.insert("agent".into(), Value::String(a.agent.clone()));
+        }
+    }
+    json
 }

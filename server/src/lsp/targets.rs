@@ -7,7 +7,7 @@ use super::commands::failed;
 use super::session::State;
 use crate::code::{parse_file, FileModel};
 use crate::incident::prepare::META_DIR;
-use crate::util::paths::{normalize_rel, unsafe_rel_path_reason};
+use crate::util::paths::{label_path_reason, normalize_rel};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ pub fn resolve_rel(
                 ws.root.display()
             ))
         }),
-        (None, Some(p)) => match unsafe_rel_path_reason(p) {
+        (None, Some(p)) => match label_path_reason(p) {
             Some(why) => Err(Error::invalid_params(format!("{command}: {why}"))),
             None => Ok(normalize_rel(p)),
         },

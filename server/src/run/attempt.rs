@@ -44,7 +44,9 @@ pub async fn run_attempt(
         recorder.set_listener(l);
     }
     let started_at = crate::util::now_rfc3339();
-    let out: AgentOutput = spec.run(&input, &mut recorder, cancel).await;
+    let mut out: AgentOutput = spec.run(&input, &mut recorder, cancel).await;
+    out.error = out.error.map(crate::util::secrets::redact_string);
+    out.diagnosis = out.diagnosis.map(crate::util::secrets::redact_serde);
     if let Some(err) = &out.error {
         recorder.record(Step::new(StepKind::Error).with_text(err.clone()));
     }

@@ -8,6 +8,7 @@ use crate::attempt::layout::{DIAGNOSIS, RUN_INFO, SCORES, TRAJECTORY, TRAJECTORY
 use crate::attempt::{Diagnosis, RunInfo};
 use crate::incident::{repo_cache, Incident, Labels, RepositorySource};
 use crate::util::text::line_count;
+use crate::util::untrusted::{self, Refused};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -209,25 +210,36 @@ pub fn evaluate_attempt(
     hosts: &[String],
     attempt_dir: &Path,
 ) -> AttemptOutcome {
-    // The steps come from trajectory.json, else from the live trajectory.jsonl.
-    let json = std::fs::read_to_string(attempt_dir.join(TRAJECTORY)).ok();
-    let jsonl: String;
-    let mut has_trajectory = json.is_some();
+    // The steps come from trajectory.json, else from the live trajectory.jsonl. Both are
+    // read as untrusted files: a link, a FIFO or an oversized file makes the attempt invalid.
+    let mut refused: Option<String> = None;
+    let mut read_untrusted = |name: &str| match untrusted::read_regular(
+        &attempt_dir.join(name),
+        untrusted::TRAJECTORY_MAX,
+    ) {
+        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Err(Refused::Missing) => None,
+        Err(why) => {
+            refused.get_or_insert(why.describe(name));
+            None
+        }
+    };
+    let json = read_untrusted(TRAJECTORY);
+    let live = read_untrusted(TRAJECTORY_LIVE);
+    let has_trajectory = json.is_some() || live.is_some();
     let (steps, tokens, traj_attempt) = match parse_trajectory(json.as_deref()) {
         Some(t) => t,
-        None => {
-            let live = std::fs::read_to_string(attempt_dir.join(TRAJECTORY_LIVE));
-            has_trajectory |= live.is_ok();
-            jsonl = live.unwrap_or_default();
-            (parse_jsonl(&jsonl), None, None)
-        }
+        None => (parse_jsonl(live.as_deref().unwrap_or_default()), None, None),
     };
     let attempt = attempt_number(attempt_dir).or(traj_attempt).unwrap_or(0);
     let has_file = |p: &str| files.has_file(p);
     let ctx = LeakageContext::for_incident(incident, hosts.to_vec(), &has_file);
     let leakage = leakage::check_views(&ctx, &steps);
 
-    let diagnosis = read_diagnosis(attempt_dir);
+    let diagnosis = match refused {
+        Some(why) => Err(why),
+        None => read_diagnosis(attempt_dir),
+    };
     let file_lines = |p: &str| files.line_count(p);
     let blocks = match &diagnosis {
         Ok(d) => d.blocks.as_slice(),
@@ -293,15 +305,15 @@ pub fn evaluate_attempt(
 /// The diagnosis, or why the attempt is not schema-valid (naming `diagnosis.json`).
 fn read_diagnosis(attempt_dir: &Path) -> Result<Diagnosis, String> {
     let path = attempt_dir.join(DIAGNOSIS);
-    let text = match std::fs::read(&path) {
+    let text = match untrusted::read_regular(&path, untrusted::DIAGNOSIS_MAX) {
         Ok(bytes) => String::from_utf8(bytes)
             .map_err(|_| format!("{DIAGNOSIS}: not valid JSON: the file is not UTF-8"))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(Refused::Missing) => {
             return Err(format!(
                 "{DIAGNOSIS}: missing (the attempt submitted no diagnosis)"
             ))
         }
-        Err(e) => return Err(format!("{DIAGNOSIS}: cannot read: {e}")),
+        Err(why) => return Err(why.describe(DIAGNOSIS)),
     };
     Diagnosis::parse(&text).map_err(|why| format!("{DIAGNOSIS}: {why}"))
 }

@@ -204,6 +204,7 @@ pub fn check_views(ctx: &LeakageContext, steps: &[StepView]) -> Leakage {
                 }
             }
         }
+        check_refused_connection(step, &mut add);
         if step.is_action() {
             check_tool(ctx, step, &mut add);
             for cmd in command_strings(step) {
@@ -360,6 +361,27 @@ fn is_shell_tool(name: &str) -> bool {
         || ["bash", "shell", "terminal", "command", "exec"]
             .iter()
             .any(|w| n.contains(w))
+}
+
+/// The tool name of the steps the sandbox records for refused connections.
+pub const SANDBOX_NETWORK_TOOL: &str = "network";
+
+/// The sandbox records each connection its network gate refused as an error step of the
+/// `network` tool.
+fn check_refused_connection(step: &StepView, add: &mut impl FnMut(&str, String)) {
+    if step.tool.as_deref() != Some(SANDBOX_NETWORK_TOOL) || step.kind.as_deref() != Some("error") {
+        return;
+    }
+    let target = step
+        .args
+        .as_ref()
+        .and_then(|a| a.get("target"))
+        .and_then(|t| t.as_str())
+        .unwrap_or("an unknown host");
+    add(
+        "network",
+        format!("the sandbox refused a connection to {target}"),
+    );
 }
 
 fn check_tool(ctx: &LeakageContext, step: &StepView, add: &mut impl FnMut(&str, String)) {

@@ -3,7 +3,9 @@
 //! Plain library code: the command line (`distdebug score`), the language server and the
 //! report all call it. `metrics` scores blocks in memory; `attempt` scores one attempt folder
 //! and writes `diagnosis_scores.json`; `protocol` turns attempts into incident and
-//! configuration scores; `score_configs` does all of it for results trees.
+//! configuration scores; `score_configs` does all of it for results trees. `looked` says where
+//! an agent read and when it first read a labeled line; `replay` the same step by step, for
+//! stepping through an attempt in the editor.
 
 pub mod attempt;
 pub mod bench;
@@ -12,6 +14,7 @@ pub mod leakage;
 pub mod looked;
 pub mod metrics;
 pub mod protocol;
+pub mod replay;
 pub mod table;
 
 pub use attempt::{score_attempt_dir, AttemptScore, RepoFiles, ScoredBlock, ScoredLabel};

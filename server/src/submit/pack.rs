@@ -68,8 +68,17 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// An attempt's file as a package holds it: a regular file, never a link or its target.
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+    crate::util::untrusted::read_regular(path, crate::util::untrusted::TRAJECTORY_MAX).map_err(
+        |why| {
+            format!(
+                "{}: not packed: {}",
+                path.display(),
+                why.describe("the file").trim_start_matches("the file: ")
+            )
+        },
+    )
 }
 
 /// Packs `config_dir` into the gzipped tar `out` (written atomically). The leakage check and

@@ -2,7 +2,9 @@
 
 pub mod fs;
 pub mod paths;
+pub mod secrets;
 pub mod text;
+pub mod untrusted;
 
 /// The current UTC time as RFC 3339 (`2026-11-30T07:09:44Z`), for timestamps in written files.
 pub fn now_rfc3339() -> String {

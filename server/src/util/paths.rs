@@ -38,6 +38,33 @@ pub fn unsafe_rel_path_reason(path: &str) -> Option<String> {
     None
 }
 
+/// Why a path is not acceptable as a labeled (or annotated) block's file: the rules of
+/// [`unsafe_rel_path_reason`], and nothing inside the repository's `.git/` or distdebug's
+/// `.distdebug/` folder, which are not source code.
+pub fn label_path_reason(path: &str) -> Option<String> {
+    if let Some(why) = unsafe_rel_path_reason(path) {
+        return Some(why);
+    }
+    let norm = normalize_rel(path);
+    let first = norm.split('/').find(|c| *c == ".git" || *c == ".distdebug");
+    first.map(|dir| format!("path {path:?} lies inside {dir}/, which is not source code"))
+}
+
+/// Why `name` is not acceptable as a configuration name under a results folder
+/// (`results/<config>/`): relative, no `..`, not inside `.git/`.
+pub fn config_name_reason(name: &str) -> Option<String> {
+    let unified = name.replace('\\', "/");
+    if unified.trim().is_empty() {
+        return Some("the configuration name is empty".to_string());
+    }
+    if unified.starts_with('/') || unified.split('/').any(|c| c == ".." || c == ".git") {
+        return Some(format!(
+            "the configuration name {name:?} must be a folder name inside the results folder (no '/' at the start, no '..', no .git)"
+        ));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +73,18 @@ mod tests {
     fn normalizes_dot_slash_and_backslashes() {
         assert_eq!(normalize_rel("./src\\main/./A.java"), "src/main/A.java");
         assert_eq!(normalize_rel("a//b"), "a/b");
+    }
+
+    #[test]
+    fn labels_and_configs_stay_in_their_place() {
+        assert!(label_path_reason(".git/config").unwrap().contains(".git/"));
+        assert!(label_path_reason("./.git/hooks/x").is_some());
+        assert!(label_path_reason(".distdebug/report.md").is_some());
+        assert!(label_path_reason("src/.gitignore").is_none());
+        assert!(config_name_reason("../outside").is_some());
+        assert!(config_name_reason("/abs").is_some());
+        assert!(config_name_reason("").is_some());
+        assert!(config_name_reason("gpt-4o/run1").is_none());
     }
 
     #[test]

@@ -172,6 +172,14 @@ function M.define(dd)
     vim.bo[buf].filetype = 'log'
   end, { desc = 'distdebug: the live log of the running attempt' })
 
+  cmd('DistdebugReplay', function(a)
+    dd.replay(a.args ~= '' and a.args or 'next')
+  end, {
+    nargs = '?',
+    desc = 'distdebug: step through the current attempt (next, prev, first labeled read, stop)',
+    complete = complete_list({ 'next', 'prev', 'first', 'stop' }),
+  })
+
   cmd('DistdebugLenses', function()
     dd.refresh_lenses()
   end, { desc = 'distdebug: refresh code lenses' })

@@ -291,6 +291,14 @@ function M.cancel(cb)
   M.execute('distdebug.cancel', {}, cb)
 end
 
+--- How an attempt is named to the user: "baseline #1", with its configuration when that is
+--- not the agent's name ("llm #2 (llm-gpt4)"). Score answers carry `config` and `agent`.
+function M.attempt_name(a)
+  local who = a.agent or a.config or 'agent'
+  local cfg = (a.config and a.agent and a.config ~= a.agent) and (' (' .. a.config .. ')') or ''
+  return ('%s #%s%s'):format(who, a.attempt or '?', cfg)
+end
+
 --- Scores the current attempt (or every finished one with opts.all) and remembers the figures.
 function M.score(opts, cb)
   local args = (opts and opts.all) and { { all = true } } or {}
@@ -301,9 +309,8 @@ function M.score(opts, cb)
       local lines = {}
       for _, s in ipairs(list) do
         if type(s) == 'table' and type(s.block_coverage) == 'number' then
-          table.insert(lines, ('%s #%s: block coverage %.1f%%, block precision %.1f%%, file coverage %.1f%%'):format(
-            s.config or s.incident or '',
-            s.attempt or '?',
+          table.insert(lines, ('%s: block coverage %.1f%%, block precision %.1f%%, file coverage %.1f%%'):format(
+            M.attempt_name(s),
             s.block_coverage * 100,
             (s.block_precision or 0) * 100,
             (s.file_coverage or 0) * 100
@@ -355,6 +362,19 @@ end
 
 function M.compare(a, b, cb)
   M.execute('distdebug.compare', { { a = attempt_ref(a), b = attempt_ref(b) } }, cb)
+end
+
+--- Steps through the current attempt: `how` is 'next', 'prev', 'first' (the first step that
+--- read a labeled line) or 'stop'. `cb(err, step, position)`.
+function M.replay(how, cb)
+  local replay = require('distdebug.replay')
+  if how == 'stop' then
+    replay.stop()
+    return cb and cb(nil)
+  end
+  replay.move(function(method, params, done)
+    M.request(method, params, done)
+  end, how or 'next', cb)
 end
 
 function M.undo_label(cb)
@@ -518,9 +538,23 @@ function M.report(which)
   end
 end
 
+--- Why this Neovim cannot run the plugin (older than 0.10), or nil. `v` is `vim.version()`.
+function M.version_refusal(v)
+  if v.major > 0 or v.minor >= 10 then
+    return nil
+  end
+  return ('distdebug.nvim needs Neovim 0.10 or newer; this is %d.%d.%d'):format(v.major, v.minor, v.patch)
+end
+
 --- Registers the server, highlight groups, autocommands and user commands.
 --- @param opts distdebug.Options|nil
 function M.setup(opts)
+  local refused = M.version_refusal(vim.version())
+  if refused then
+    -- One clear line instead of errors from APIs this Neovim lacks (LspProgress, vim.islist…).
+    vim.api.nvim_echo({ { refused, 'WarningMsg' } }, true, {})
+    return M
+  end
   config.set(opts)
   highlights.setup()
   local group = vim.api.nvim_create_augroup('distdebug', { clear = true })
