@@ -10,6 +10,8 @@ pub mod submit;
 
 pub mod annotate;
 
+pub mod eval;
+
 pub mod agent;
 pub mod score;
 

@@ -9,6 +9,7 @@ pub mod bench_baseline;
 pub mod cache;
 pub mod compare;
 pub mod demo;
+pub mod eval;
 pub mod incidents;
 pub mod lsp;
 pub mod prepare;
@@ -66,6 +67,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Pack a results folder as a submission (a .tar.gz with checksums), or --check a package
     Submit(submit::SubmitArgs),
+    /// Measure the offline localizer on a corpus: metrics with intervals, recall of each stage
+    Eval(eval::EvalArgs),
     /// Benchmarks that print figures: index, attempt, score, lsp, annotate, document
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -122,6 +125,7 @@ pub fn dispatch(cli: Cli) -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Report(a) => report::run(a),
         Command::Submit(a) => submit::run(a),
+        Command::Eval(a) => eval::run(a),
         Command::Bench(c) => bench::run(c),
         Command::Lsp(a) => lsp::run(a),
         Command::AgentTool => agent_tool::run(),

@@ -126,13 +126,53 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
     // 1. Every literal of every file, matched on its own against the templates (a lexical
     //    stand-in for the statement it belongs to): files with a literal that matches are
     //    parsed. Along the way, how common each evidence word is among the literals.
-    struct FileScan {
-        literals: usize,
-        candidates: usize,
-        best: usize,
-        df: Vec<(u32, u32)>,
+    let scans = scan_literals(index, templates, &vocab, &inverted);
+    let mut df_by_id: Vec<u32> = vec![0; vocab.len()];
+    let mut files: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in scans {
+        out.literals += s.literals;
+        out.candidate_literals += s.candidates;
+        for (k, v) in s.df {
+            df_by_id[k as usize] += v;
+        }
+        if s.candidates > 0 {
+            files.push((i, s.best));
+        }
     }
-    let scans: Vec<(usize, FileScan)> = index
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    files.truncate(MAX_FILES);
+    let ids: Vec<usize> = files.iter().map(|f| f.0).collect();
+    index.parse_many(&ids);
+    out.files_parsed = ids.clone();
+
+    let n_lits = out.literals.max(1) as f64;
+    let idf = |t: &str| -> f64 {
+        let d = vocab.get(t).map_or(0, |&v| df_by_id[v as usize]) as f64;
+        (1.0 + n_lits / (1.0 + d)).ln()
+    };
+
+    // 2. Match each parsed call site's pattern against the templates that could hold it.
+    let matches = match_sites(index, templates, &ids, &inverted, &idf, &mut out);
+    out.hits = credit_sites(index, templates, &matches);
+    out
+}
+
+struct FileScan {
+    literals: usize,
+    candidates: usize,
+    best: usize,
+    df: Vec<(u32, u32)>,
+}
+
+/// Phase 1 of `search`, per file: its literals, those that match a template, the best match
+/// and the document frequency of the evidence words among its literals.
+fn scan_literals(
+    index: &RepoIndex,
+    templates: &Templates,
+    vocab: &HashMap<&str, u32>,
+    inverted: &HashMap<&str, Vec<u32>>,
+) -> Vec<(usize, FileScan)> {
+    index
         .files
         .par_iter()
         .enumerate()
@@ -175,7 +215,7 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
                 if hits < 2 || total < 2 {
                     continue;
                 }
-                let best = candidate_templates(&pattern, &inverted)
+                let best = candidate_templates(&pattern, inverted)
                     .into_iter()
                     .map(|t| {
                         pattern
@@ -192,41 +232,28 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             s.df = local.into_iter().collect();
             (i, s)
         })
-        .collect();
-    let mut df_by_id: Vec<u32> = vec![0; vocab.len()];
-    let mut files: Vec<(usize, usize)> = Vec::new();
-    for (i, s) in scans {
-        out.literals += s.literals;
-        out.candidate_literals += s.candidates;
-        for (k, v) in s.df {
-            df_by_id[k as usize] += v;
-        }
-        if s.candidates > 0 {
-            files.push((i, s.best));
-        }
-    }
-    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    files.truncate(MAX_FILES);
-    let ids: Vec<usize> = files.iter().map(|f| f.0).collect();
-    index.parse_many(&ids);
-    out.files_parsed = ids.clone();
+        .collect()
+}
 
-    let n_lits = out.literals.max(1) as f64;
-    let idf = |t: &str| -> f64 {
-        let d = vocab.get(t).map_or(0, |&v| df_by_id[v as usize]) as f64;
-        (1.0 + n_lits / (1.0 + d)).ln()
-    };
+struct Match {
+    site: (usize, usize),
+    template: usize,
+    matched: usize,
+    total: usize,
+    weight: f64,
+}
 
-    // 2. Match each parsed call site's pattern against the templates that could hold it.
-    struct Match {
-        site: (usize, usize),
-        template: usize,
-        matched: usize,
-        total: usize,
-        weight: f64,
-    }
+/// Phase 2 of `search`: each parsed call site's pattern against the templates that could hold it.
+fn match_sites(
+    index: &RepoIndex,
+    templates: &Templates,
+    ids: &[usize],
+    inverted: &HashMap<&str, Vec<u32>>,
+    idf: &dyn Fn(&str) -> f64,
+    out: &mut LogSearch,
+) -> Vec<Match> {
     let mut matches: Vec<Match> = Vec::new();
-    for &fid in &ids {
+    for &fid in ids {
         let model = index.model(fid);
         for (si, site) in model.sites.iter().enumerate() {
             out.sites_tried += 1;
@@ -235,7 +262,7 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             if total < 2 {
                 continue;
             }
-            let cands = candidate_templates(&pattern, &inverted);
+            let cands = candidate_templates(&pattern, inverted);
             for ti in cands {
                 let tpl = &templates.templates[ti as usize];
                 let m = pattern.matched(&tpl.tokens);
@@ -258,21 +285,26 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
         }
     }
 
+    matches
+}
+
+/// Phase 3 of `search`: the credit of each call site, best first.
+fn credit_sites(index: &RepoIndex, templates: &Templates, matches: &[Match]) -> Vec<SiteHit> {
     // 3. A line credits only the sites that explain it best (ties share the credit).
     let mut best: HashMap<usize, f64> = HashMap::new();
-    for m in &matches {
+    for m in matches {
         let b = best.entry(m.template).or_insert(0.0);
         *b = b.max(m.weight);
     }
     let mut ties: HashMap<usize, usize> = HashMap::new();
-    for m in &matches {
+    for m in matches {
         if m.weight >= 0.9 * best[&m.template] {
             *ties.entry(m.template).or_insert(0) += 1;
         }
     }
     let n_lines = templates.total_lines.max(2) as f64;
     let mut per_site: HashMap<(usize, usize), SiteHit> = HashMap::new();
-    for m in &matches {
+    for m in matches {
         if m.weight < 0.9 * best[&m.template] {
             continue;
         }
@@ -339,8 +371,7 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
             .then(a.file.cmp(&b.file))
             .then(a.line.cmp(&b.line))
     });
-    out.hits = hits;
-    out
+    hits
 }
 
 #[cfg(test)]

@@ -1,0 +1,208 @@
+//! BM25 of blocks of the repository against the report: the score of a range, the best
+//! part of a definition, and the best small blocks of the best files.
+
+use super::bm25::{self, Corpus, Query};
+use super::logmatch;
+use crate::code::{BlockKind, RepoIndex};
+use std::collections::HashMap;
+
+/// BM25 of blocks of the repository against the report.
+pub struct BlockScorer<'a> {
+    index: &'a RepoIndex,
+    query: &'a Query,
+    corpus: &'a Corpus,
+    /// The best file's score, for normalising.
+    top_file: f64,
+}
+
+/// Assumed average length of a block in terms, for BM25's length normalisation.
+const AVG_BLOCK_TERMS: f64 = 40.0;
+
+impl<'a> BlockScorer<'a> {
+    pub fn new(index: &'a RepoIndex, query: &'a Query, corpus: &'a Corpus) -> BlockScorer<'a> {
+        BlockScorer {
+            index,
+            query,
+            corpus,
+            top_file: corpus.files.first().map(|f| f.1).unwrap_or(0.0),
+        }
+    }
+
+    pub fn text_score(&self, text: &str) -> (f64, Vec<String>) {
+        if self.query.is_empty() {
+            return (0.0, Vec::new());
+        }
+        let (tf, len) = bm25::count_terms(text, self.query, &mut String::new());
+        let s = bm25::bm25(&tf, len, AVG_BLOCK_TERMS, self.query, self.corpus);
+        let mut words: Vec<(String, f64)> = tf
+            .keys()
+            .map(|t| (t.clone(), self.corpus.idf(t) * self.query.terms[t]))
+            .collect();
+        words.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        (s, words.into_iter().take(5).map(|w| w.0).collect())
+    }
+
+    /// BM25 of lines `start..=end` of a file.
+    pub fn range_score(&self, file: usize, start: u32, end: u32) -> f64 {
+        let f = &self.index.files[file];
+        let text = lines_text(&f.text, start, end);
+        self.text_score(text).0
+    }
+
+    /// Inside definition `def` of `file`: the `k` blocks (at most `max` lines, not nested in
+    /// one another) that best match the report, best first; the definition itself when it
+    /// is short and nothing inside matches.
+    pub fn best_inside(&self, file: usize, def: usize, max: u32, k: usize) -> Vec<(u32, u32)> {
+        let m = self.index.model(file);
+        let f = &self.index.files[file];
+        let d = &m.blocks[def];
+        let mut scored: Vec<(f64, u32, u32)> = Vec::new();
+        for b in m.blocks.iter().skip(def + 1) {
+            if b.start_byte >= d.end_byte {
+                break;
+            }
+            if b.lines() > max {
+                continue;
+            }
+            let (s, _) = self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+            if s > 0.0 {
+                scored.push((s, b.start_line, b.end_line));
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for (_, s, e) in scored {
+            if out.iter().any(|&(os, oe)| os <= e && s <= oe) {
+                continue;
+            }
+            out.push((s, e));
+            if out.len() >= k {
+                break;
+            }
+        }
+        if out.is_empty() && d.lines() <= 2 * max {
+            out.push((d.start_line, d.end_line));
+        }
+        out
+    }
+
+    /// The best small blocks of the best `files` files: (file, start, end, score 0..1, words).
+    pub fn best_blocks(
+        &self,
+        files: usize,
+        keep: usize,
+        max: u32,
+    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+        let top: Vec<(usize, f64)> = self
+            .corpus
+            .files
+            .iter()
+            .filter(|(f, _)| self.index.files[*f].lang.grammar().is_some())
+            .take(files)
+            .cloned()
+            .collect();
+        self.best_blocks_of(top, keep, max)
+    }
+
+    /// The best small blocks of the given files (with their BM25 scores), as `best_blocks`.
+    pub fn best_blocks_of(
+        &self,
+        top: Vec<(usize, f64)>,
+        keep: usize,
+        max: u32,
+    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+        if self.query.is_empty() || self.top_file <= 0.0 {
+            return Vec::new();
+        }
+        let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
+        self.index.parse_many(&ids);
+        let mut out: Vec<(usize, u32, u32, f64, Vec<String>)> = Vec::new();
+        for (file, fscore) in top {
+            let m = self.index.model(file);
+            let f = &self.index.files[file];
+            let test = if logmatch::is_test_path(&f.path) {
+                0.3
+            } else {
+                1.0
+            };
+            // The enclosing function's own score gives context to its statements.
+            let mut fn_scores: HashMap<usize, f64> = HashMap::new();
+            for (i, b) in m.blocks.iter().enumerate() {
+                if b.lines() > max
+                    || b.kind == BlockKind::Definition
+                        && b.def_kind
+                            .is_some_and(|k| !matches!(k, "function" | "method" | "constructor"))
+                {
+                    continue;
+                }
+                let (s, words) =
+                    self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+                if s <= 0.0 {
+                    continue;
+                }
+                let fn_score = match m.function_of(i) {
+                    Some(fi) => *fn_scores.entry(fi).or_insert_with(|| {
+                        let fb = &m.blocks[fi];
+                        self.text_score(f.text.get(fb.start_byte..fb.end_byte).unwrap_or(""))
+                            .0
+                    }),
+                    None => s,
+                };
+                let score = s
+                    * (1.0 + fn_score / (fn_score + 10.0))
+                    * (0.5 + 0.5 * fscore / self.top_file)
+                    * test;
+                out.push((file, b.start_line, b.end_line, score, words));
+            }
+        }
+        out.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        // Nested blocks score alike; keep the best of each overlapping group.
+        let mut kept: Vec<(usize, u32, u32, f64, Vec<String>)> = Vec::new();
+        for c in out {
+            if kept.iter().any(|k| k.0 == c.0 && k.1 <= c.2 && c.1 <= k.2) {
+                continue;
+            }
+            kept.push(c);
+            if kept.len() >= keep {
+                break;
+            }
+        }
+        let top = kept.first().map(|k| k.3).unwrap_or(1.0);
+        for k in &mut kept {
+            k.3 /= top;
+        }
+        kept
+    }
+}
+
+/// Lines `start..=end` (1-based) of `text`.
+pub fn lines_text(text: &str, start: u32, end: u32) -> &str {
+    let mut line = 1u32;
+    let mut from = if start <= 1 { Some(0) } else { None };
+    for (i, b) in text.bytes().enumerate() {
+        if b == b'\n' {
+            line += 1;
+            if line == start {
+                from = Some(i + 1);
+            }
+            if line == end + 1 {
+                return from.and_then(|f| text.get(f..i)).unwrap_or("");
+            }
+        }
+    }
+    from.and_then(|f| text.get(f..)).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_text_cuts_exact_lines() {
+        let t = "a\nb\nc\nd";
+        assert_eq!(lines_text(t, 2, 3), "b\nc");
+        assert_eq!(lines_text(t, 1, 1), "a");
+        assert_eq!(lines_text(t, 4, 9), "d");
+        assert_eq!(lines_text(t, 7, 9), "");
+    }
+}

@@ -1,0 +1,423 @@
+//! Stage 1, candidate blocks: every kind of evidence proposes blocks (log statements with
+//! what they report on, stack frames, file:line mentions, data flow back to the writers,
+//! definitions and state the report names, callers and callees, BM25 blocks), each with its
+//! raw strength and a rationale. How much each kind counts is the ranking's business.
+
+use super::super::context::{
+    action, first_clause, quote, read, timed, Candidate, Sink, Source, Stop,
+};
+use super::super::frames::{self, FrameKind};
+use super::super::scorer::BlockScorer;
+use super::super::{dataflow, logmatch, related, BaselineConfig};
+use super::signals::Signals;
+use serde_json::json;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The best log matches that become candidates (the others add nothing but noise).
+const MAX_LOG_CANDIDATES: usize = 40;
+/// Extra weight of a log statement on an error path.
+const ERROR_PATH_BOOST: f64 = 1.25;
+/// Each later stack trace counts this much less than the one before.
+const TRACE_DECAY: f64 = 0.5;
+/// Log matches and stack frames whose data flow is followed back.
+const MAX_FLOW_SEEDS: usize = 12;
+const MAX_FLOW_FRAMES: usize = 3;
+/// Blocks reached by data flow that become candidates.
+const MAX_FLOW_CANDIDATES: usize = 40;
+/// Blocks proposed inside each definition the report names.
+const NAMED_PARTS: usize = 3;
+/// Files and blocks BM25 proposes.
+const BM25_FILES: usize = 16;
+const BM25_BLOCKS: usize = 16;
+
+/// A crashing frame's block, kept as a seed of the data flow: (file, start, end, strength,
+/// whether the failure speaks of something missing).
+type FrameSeed = (usize, u32, u32, f64, bool);
+
+/// A definition the report names: (file, start, end, the name, how surely it is code).
+pub type NamedRegion = (usize, u32, u32, String, f64);
+
+/// All raw candidates, and the definitions the report names.
+pub fn propose(
+    cfg: &BaselineConfig,
+    sig: &Signals,
+    scorer: &BlockScorer,
+    sink: &Sink,
+    started: &Instant,
+) -> Result<(Vec<Candidate>, Vec<NamedRegion>), Stop> {
+    let max = cfg.max_block_lines;
+    let mut cands = log_candidates(sig, max);
+    let (frame_cands, frame_seeds) = frame_candidates(sig, max);
+    cands.extend(frame_cands);
+    sink.check()?;
+    cands.extend(flow_candidates(sig, &frame_seeds, max, sink, started));
+    sink.check()?;
+    let (named, regions) = named_candidates(sig, scorer, max);
+    cands.extend(named);
+    let related = related_candidates(sig, scorer, &cands, max, sink)?;
+    cands.extend(related);
+    for (file, s, e, score, words) in scorer.best_blocks(BM25_FILES, BM25_BLOCKS, max) {
+        cands.push(Candidate {
+            file,
+            start: s,
+            end: e,
+            score,
+            source: Source::Bm25,
+            reason: format!("shares the report's words: {}", words.join(", ")),
+        });
+    }
+    sink.check()?;
+    Ok((cands, regions))
+}
+
+/// Log statements the evidence's lines match, widened to what they report on.
+fn log_candidates(sig: &Signals, max: u32) -> Vec<Candidate> {
+    let mut cands = Vec::new();
+    let top_log = sig.logs.hits.first().map(|h| h.score).unwrap_or(0.0);
+    for h in sig.logs.hits.iter().take(MAX_LOG_CANDIDATES) {
+        let m = sig.index.model(h.file);
+        let (s, e, what) = related::widen_log(&m, h.line, max);
+        // Most catastrophic failures come from the handling of a non-fatal error (Yuan et
+        // al., OSDI'14): a log on an error path weighs more.
+        let error_path = related::in_error_path(&m, &sig.index.files[h.file].text, h.line);
+        let t = &sig.templates.templates[h.template];
+        let more = if h.lines > 1 {
+            format!(", {} lines like it", h.lines)
+        } else {
+            String::new()
+        };
+        let kind = match h.kind {
+            crate::code::SiteKind::Log => "logging call",
+            crate::code::SiteKind::Error => "error raised",
+            crate::code::SiteKind::Other => "message",
+        };
+        cands.push(Candidate {
+            file: h.file,
+            start: s,
+            end: e,
+            score: h.score / top_log.max(f64::MIN_POSITIVE)
+                * if error_path { ERROR_PATH_BOOST } else { 1.0 },
+            source: Source::Log,
+            reason: format!(
+                "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
+                quote(&t.example, 90),
+                sig.templates.sources[t.source],
+                t.line,
+                more,
+                kind,
+                quote(&h.callee, 40),
+                h.line,
+                h.matched,
+                h.total,
+                if error_path { ", on an error path" } else { "" },
+                what
+            ),
+        });
+    }
+    cands
+}
+
+/// The innermost frames inside the repository of each trace, and the lines file:line
+/// mentions point at (rare ones count more).
+fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>) {
+    let mut cands = Vec::new();
+    // Stack frames: the innermost frames inside the repository count most.
+    let mut rank_in_trace: HashMap<usize, usize> = HashMap::new();
+    // Traces in the order they appear: the first failure is the one to explain, later ones
+    // are often its consequences (poisoned locks, cascading timeouts).
+    let mut trace_order: Vec<usize> = Vec::new();
+    for (f, _, _) in &sig.frames {
+        if f.kind == FrameKind::Stack && !trace_order.contains(&f.trace) {
+            trace_order.push(f.trace);
+        }
+    }
+    let mut mention_counts: HashMap<(usize, u32), (usize, f64, frames::Frame)> = HashMap::new();
+    let mut frame_seeds: Vec<(usize, u32, u32, f64, bool)> = Vec::new();
+    for (f, file, sure) in &sig.frames {
+        match f.kind {
+            FrameKind::Stack => {
+                let r = rank_in_trace.entry(f.trace).or_insert(0);
+                if *r >= 4 {
+                    continue;
+                }
+                let order = trace_order.iter().position(|&t| t == f.trace).unwrap_or(0);
+                let weight = sure / (1.0 + *r as f64) / (1.0 + TRACE_DECAY * order as f64)
+                    * if logmatch::is_test_path(&sig.index.files[*file].path) {
+                        0.3
+                    } else {
+                        1.0
+                    };
+                let m = sig.index.model(*file);
+                let (s, e, what) = related::widen(&m, f.line, max);
+                frame_seeds.push((
+                    *file,
+                    s,
+                    e,
+                    weight,
+                    dataflow::speaks_of_absence(f.header.as_deref().unwrap_or("")),
+                ));
+                cands.push(Candidate {
+                    file: *file,
+                    start: s,
+                    end: e,
+                    score: weight,
+                    source: Source::Frame,
+                    reason: format!(
+                        "frame {} inside the repository of the trace{} ({}:{}) is at line {}; named with {}",
+                        *r + 1,
+                        f.header
+                            .as_ref()
+                            .map(|h| format!(" \"{}\"", quote(h, 80)))
+                            .unwrap_or_default(),
+                        sig.sources[f.source],
+                        f.source_line,
+                        f.line,
+                        what
+                    ),
+                });
+                *r += 1;
+            }
+            FrameKind::Mention => {
+                let e = mention_counts
+                    .entry((*file, f.line))
+                    .or_insert((0, *sure, f.clone()));
+                e.0 += 1;
+            }
+        }
+    }
+    let total_mentions: usize = mention_counts.values().map(|v| v.0).sum();
+    let mut mentions: Vec<_> = mention_counts.into_iter().collect();
+    mentions.sort_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.0.cmp(&b.0)));
+    for ((file, line), (count, sure, f)) in mentions.into_iter().take(8) {
+        let n = total_mentions.max(2) as f64;
+        let rarity = (1.0 + n / count as f64).ln() / (1.0 + n).ln();
+        let m = sig.index.model(file);
+        let (s, e, what) = related::widen(&m, line, max);
+        cands.push(Candidate {
+            file,
+            start: s,
+            end: e,
+            score: 0.5 * sure * rarity,
+            source: Source::Mention,
+            reason: format!(
+                "{}:{} points at {}:{} ({} mention{}); named with {}",
+                sig.sources[f.source],
+                f.source_line,
+                f.file,
+                line,
+                count,
+                if count == 1 { "" } else { "s" },
+                what
+            ),
+        });
+    }
+    (cands, frame_seeds)
+}
+
+/// Data flow: from what the failure reads or prints back to the code that wrote it.
+fn flow_candidates(
+    sig: &Signals,
+    frame_seeds: &[FrameSeed],
+    max: u32,
+    sink: &Sink,
+    started: &Instant,
+) -> Vec<Candidate> {
+    let mut cands = Vec::new();
+    let top_log = sig.logs.hits.first().map(|h| h.score).unwrap_or(0.0);
+    let mut seeds: Vec<dataflow::Seed> = Vec::new();
+    for h in sig
+        .logs
+        .hits
+        .iter()
+        .take(MAX_FLOW_SEEDS)
+        // Only statements surely behind their line: data flow multiplies a wrong guess.
+        .filter(|h| h.matched >= 3 || h.matched == h.total)
+    {
+        seeds.push(dataflow::Seed {
+            file: h.file,
+            start: h.line,
+            end: h.end_line,
+            score: h.score / top_log.max(f64::MIN_POSITIVE),
+            what: format!(
+                "the log at {}:{} prints",
+                sig.index.files[h.file].path, h.line
+            ),
+            skip_call: Some(crate::code::sites::last_segment(&h.callee).to_string()),
+            absence: dataflow::speaks_of_absence(&sig.templates.templates[h.template].example),
+        });
+    }
+    for &(file, start, end, score, absence) in frame_seeds.iter().take(MAX_FLOW_FRAMES) {
+        seeds.push(dataflow::Seed {
+            file,
+            start,
+            end,
+            score,
+            what: format!(
+                "the crash at {}:{} reads",
+                sig.index.files[file].path, start
+            ),
+            skip_call: None,
+            absence,
+        });
+    }
+    let flow = dataflow::Tracer::new(&sig.index, max).trace(&seeds);
+    let mut flow_step = action("follow_data_flow", json!({"seeds": seeds.len()}));
+    for f in flow.iter().take(16) {
+        flow_step
+            .paths_read
+            .push(read(&sig.index.files[f.file].path, f.start, f.end));
+    }
+    sink.step(flow_step);
+    sink.step(timed(
+        started,
+        format!(
+            "data flow from {} seeds reached {} blocks{}",
+            seeds.len(),
+            flow.len(),
+            flow.first()
+                .map(|f| format!(
+                    "; the strongest: {}:{}-{} ({})",
+                    sig.index.files[f.file].path,
+                    f.start,
+                    f.end,
+                    quote(&f.reason, 120)
+                ))
+                .unwrap_or_default()
+        ),
+    ));
+    for f in flow.into_iter().take(MAX_FLOW_CANDIDATES) {
+        cands.push(Candidate {
+            file: f.file,
+            start: f.start,
+            end: f.end,
+            score: f.score,
+            source: Source::Flow,
+            reason: f.reason,
+        });
+    }
+    cands
+}
+
+/// Definitions the report names (their parts closest to the report's words), and the
+/// writers of names the report uses that are no function (state: `next_idx`).
+fn named_candidates(
+    sig: &Signals,
+    scorer: &BlockScorer,
+    max: u32,
+) -> (Vec<Candidate>, Vec<NamedRegion>) {
+    let mut cands = Vec::new();
+    let mut named_regions: Vec<(usize, u32, u32, String, f64)> = Vec::new();
+    let mut named_state: Vec<(String, f64)> = Vec::new();
+    for (id, strength) in sig.query.identifiers.iter().take(16) {
+        let name = id.rsplit(['.', ':']).next().unwrap_or(id);
+        let defs = related::definitions_named(&sig.index, name, 48);
+        if defs.is_empty() {
+            // Not a function: perhaps state (`next_idx`, `pendingQueue`); its writers below.
+            named_state.push((name.to_string(), *strength));
+            continue;
+        }
+        if defs.len() > 3 {
+            continue;
+        }
+        for (file, def) in &defs {
+            let d = &sig.index.model(*file).blocks[*def];
+            named_regions.push((*file, d.start_line, d.end_line, id.clone(), *strength));
+            for (s, e) in scorer.best_inside(*file, *def, max, NAMED_PARTS) {
+                cands.push(Candidate {
+                    file: *file,
+                    start: s,
+                    end: e,
+                    score: strength / defs.len() as f64,
+                    source: Source::Named,
+                    reason: format!(
+                        "the report names `{}`; this is the part of it closest to the report's words",
+                        quote(id, 60)
+                    ),
+                });
+            }
+        }
+    }
+
+    // State the report names: the statements that write it.
+    if !named_state.is_empty() {
+        let found = dataflow::Tracer::new(&sig.index, max).writers_of_named(&named_state);
+        for f in found {
+            cands.push(Candidate {
+                file: f.file,
+                start: f.start,
+                end: f.end,
+                score: f.score,
+                source: Source::State,
+                reason: f.reason,
+            });
+        }
+    }
+    (cands, named_regions)
+}
+
+/// One level of callers and callees around the strongest evidence.
+fn related_candidates(
+    sig: &Signals,
+    scorer: &BlockScorer,
+    cands: &[Candidate],
+    max: u32,
+    sink: &Sink,
+) -> Result<Vec<Candidate>, Stop> {
+    let mut out = Vec::new();
+    let mut strongest: Vec<Candidate> = cands
+        .iter()
+        .filter(|c| matches!(c.source, Source::Log | Source::Frame))
+        .cloned()
+        .collect();
+    strongest.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut related_paths = Vec::new();
+    for c in strongest.iter().take(3) {
+        sink.check()?;
+        for (name, file, def) in related::callees(&sig.index, c.file, c.start, c.end, 3) {
+            if let Some((s, e)) = scorer.best_inside(file, def, max, 1).first().copied() {
+                related_paths.push(read(&sig.index.files[file].path, s, e));
+                out.push(Candidate {
+                    file,
+                    start: s,
+                    end: e,
+                    score: c.score,
+                    source: Source::Related,
+                    reason: format!(
+                        "`{}` is called from {}:{}, where {}",
+                        name,
+                        sig.index.files[c.file].path,
+                        c.start,
+                        first_clause(&c.reason)
+                    ),
+                });
+            }
+        }
+        for (name, file, line) in related::callers(&sig.index, c.file, c.start, c.end) {
+            let m = sig.index.model(file);
+            let (s, e, _) = related::widen(&m, line, max);
+            related_paths.push(read(&sig.index.files[file].path, s, e));
+            out.push(Candidate {
+                file,
+                start: s,
+                end: e,
+                score: c.score,
+                source: Source::Related,
+                reason: format!(
+                    "calls `{}` ({}:{}), where {}",
+                    name,
+                    sig.index.files[c.file].path,
+                    c.start,
+                    first_clause(&c.reason)
+                ),
+            });
+        }
+    }
+    if !related_paths.is_empty() {
+        let mut s = action("follow_calls", json!({"from": strongest.len().min(3)}));
+        related_paths.truncate(16);
+        s.paths_read = related_paths;
+        sink.step(s);
+    }
+    Ok(out)
+}

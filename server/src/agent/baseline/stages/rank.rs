@@ -1,0 +1,65 @@
+//! Stage 4, ranking: a logistic model over the places' features. The weights are fitted by
+//! `distdebug eval --fit` (logistic regression on whether a place touches a labeled block),
+//! never set by hand; the evaluation reports them on systems held out of the fit.
+
+use super::places::{Place, FEATURES, K};
+use serde::{Deserialize, Serialize};
+
+/// A linear score over the features; its logistic is the estimated chance that a place
+/// touches a cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    pub bias: f64,
+    pub weights: [f64; K],
+}
+
+/// The shipped weights: `distdebug eval --set all --folds system` fitted on all 54
+/// incidents (42 upstream, 12 self-contained), in the order of `FEATURES`. The held-out
+/// figures in docs/baseline.md come from the folds, never from these.
+pub const FITTED: Model = Model {
+    bias: -6.342,
+    weights: [
+        0.316, 2.069, 0.910, 0.639, -0.293, 0.476, -0.054, 0.559, -0.138, 1.293, -0.716, 0.725,
+        0.536, 1.106, 1.175, 0.435,
+    ],
+};
+
+impl Model {
+    pub fn linear(&self, x: &[f64; K]) -> f64 {
+        self.bias + self.weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>()
+    }
+
+    pub fn probability(&self, x: &[f64; K]) -> f64 {
+        1.0 / (1.0 + (-self.linear(x)).exp())
+    }
+
+    /// The weights as `name=value` pairs, for steps and reports.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![format!("bias={:.2}", self.bias)];
+        for (n, w) in FEATURES.iter().zip(self.weights) {
+            parts.push(format!("{n}={w:.2}"));
+        }
+        parts.join(" ")
+    }
+}
+
+/// Scores every place and sorts them best first (ties: file, then line, so attempts are
+/// deterministic).
+pub fn rank(places: &mut [Place], model: &Model) {
+    for p in places.iter_mut() {
+        p.score = model.probability(&p.features);
+    }
+    places.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.file.cmp(&b.file))
+            .then(a.start.cmp(&b.start))
+    });
+}
+
+/// The shipped selection, fitted with the weights: at most 4 blocks, each with at least 30%
+/// of the best one's chance, one per function.
+pub const FITTED_MAX_BLOCKS: usize = 4;
+pub const FITTED_MIN_RELATIVE: f64 = 0.30;
+/// The shipped number of blocks allowed per function.
+pub const FITTED_PER_FUNCTION: usize = 1;

@@ -1,0 +1,221 @@
+//! Fitting the ranking and the selection: L2-regularised logistic regression (Newton's
+//! method) on whether a place touches a labeled block, each incident weighing the same; the
+//! selection margin, block count and blocks per function by a grid on the same training
+//! incidents.
+
+use crate::agent::baseline::stages::places::{Place, K};
+use crate::agent::baseline::stages::rank::Model;
+use crate::agent::baseline::stages::select::Selection;
+use crate::agent::baseline::{rank_and_select, BaselineConfig};
+use crate::incident::LabelBlock;
+use crate::score::score_blocks;
+
+/// One incident's places and labels, as the fit sees them.
+pub struct Sample<'a> {
+    pub places: &'a [Place],
+    pub labels: &'a [LabelBlock],
+}
+
+/// Strength of the L2 penalty (per unit of incident weight).
+const L2: f64 = 0.05;
+const NEWTON_STEPS: usize = 60;
+
+fn touches(p: &Place, labels: &[LabelBlock]) -> bool {
+    labels.iter().any(|l| {
+        crate::util::paths::normalize_rel(&l.path) == p.path
+            && p.start <= l.end_line
+            && l.start_line <= p.end
+    })
+}
+
+/// Solves `a x = b` (n x n) by Gaussian elimination with partial pivoting; `None` when
+/// singular.
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[p][c].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(c, p);
+        b.swap(c, p);
+        let (upper, lower) = a.split_at_mut(c + 1);
+        let pivot = &upper[c];
+        for (row, r) in lower.iter_mut().zip(c + 1..n) {
+            let f = row[c] / pivot[c];
+            for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                *x -= f * p;
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for r in (0..n).rev() {
+        let s: f64 = (r + 1..n).map(|k| a[r][k] * x[k]).sum();
+        x[r] = (b[r] - s) / a[r][r];
+    }
+    Some(x)
+}
+
+/// The ranking model: pooled logistic regression of "this place touches a label", every
+/// incident weighing one in total. (A listwise fit, conditional logit within each incident,
+/// was tried and did no better on held-out systems; see docs/baseline.md.)
+pub fn fit_model(samples: &[Sample]) -> Model {
+    let mut rows: Vec<([f64; K + 1], f64, f64)> = Vec::new();
+    for s in samples.iter().filter(|s| !s.places.is_empty()) {
+        let w = 1.0 / s.places.len() as f64;
+        for p in s.places {
+            let mut x = [1.0; K + 1];
+            x[1..].copy_from_slice(&p.features);
+            rows.push((x, if touches(p, s.labels) { 1.0 } else { 0.0 }, w));
+        }
+    }
+    let n = K + 1;
+    let mut beta = vec![0.0; n];
+    for _ in 0..NEWTON_STEPS {
+        let mut grad = vec![0.0; n];
+        let mut hess = vec![vec![0.0; n]; n];
+        for (x, y, w) in &rows {
+            let z: f64 = x.iter().zip(&beta).map(|(a, b)| a * b).sum();
+            let p = 1.0 / (1.0 + (-z).exp());
+            for i in 0..n {
+                grad[i] += w * (p - y) * x[i];
+                for j in 0..n {
+                    hess[i][j] += w * p * (1.0 - p) * x[i] * x[j];
+                }
+            }
+        }
+        for i in 1..n {
+            grad[i] += L2 * beta[i];
+            hess[i][i] += L2;
+        }
+        hess[0][0] += 1e-9;
+        let Some(step) = solve(hess, grad) else { break };
+        let mut moved = 0.0f64;
+        for i in 0..n {
+            beta[i] -= step[i];
+            moved = moved.max(step[i].abs());
+        }
+        if moved < 1e-7 {
+            break;
+        }
+    }
+    Model {
+        bias: beta[0],
+        weights: std::array::from_fn(|k| beta[k + 1]),
+    }
+}
+
+/// Mean block coverage plus mean precision of `model` and `sel` over the samples (lines are
+/// not clipped: places lie inside their files).
+fn objective(samples: &[Sample], model: &Model, sel: &Selection) -> f64 {
+    let cfg = BaselineConfig {
+        model: model.clone(),
+        max_blocks: sel.max_blocks,
+        min_relative_score: sel.min_relative,
+        per_function: sel.per_function,
+        ..BaselineConfig::default()
+    };
+    let mut total = 0.0;
+    for s in samples {
+        let mut places = s.places.to_vec();
+        let (chosen, _) = rank_and_select(&cfg, &mut places);
+        let blocks = crate::agent::baseline::diagnosis_blocks(&places, &chosen);
+        let m = score_blocks(s.labels, &blocks, &|_| None).metrics;
+        total += m.block_coverage + m.block_precision;
+    }
+    total / samples.len().max(1) as f64
+}
+
+/// The selection margins and block counts tried.
+const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
+const COUNTS: [usize; 4] = [1, 2, 3, 4];
+
+/// The model, then the selection that does best with it on the same samples.
+pub fn fit(samples: &[Sample]) -> (Model, Selection) {
+    let model = fit_model(samples);
+    let mut best = (
+        f64::MIN,
+        Selection {
+            max_blocks: 3,
+            min_relative: 0.35,
+            per_function: 1,
+        },
+    );
+    for per_function in [1, 2] {
+        for &max_blocks in &COUNTS {
+            for &min_relative in &MARGINS {
+                let sel = Selection {
+                    max_blocks,
+                    min_relative,
+                    per_function,
+                };
+                let o = objective(samples, &model, &sel);
+                // Ties go to the first (one per function, fewer blocks, smaller margin).
+                if o > best.0 + 1e-12 {
+                    best = (o, sel);
+                }
+            }
+        }
+    }
+    (model, best.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::baseline::context::Source;
+
+    fn place(start: u32, log: f64, bm25: f64) -> Place {
+        let mut features = [0.0; K];
+        features[Source::Log.feature()] = log;
+        features[Source::Bm25.feature()] = bm25;
+        Place {
+            file: 0,
+            path: "a.rs".into(),
+            start,
+            end: start,
+            function: Some((start, start)),
+            features,
+            source: Source::Log,
+            reason: String::new(),
+            score: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_fit_learns_which_evidence_marks_the_labeled_places() {
+        // Log evidence marks the labeled place; BM25 is noise.
+        let places: Vec<Vec<Place>> = (0..6)
+            .map(|k| {
+                vec![
+                    place(1, 0.9, 0.2 + 0.1 * k as f64),
+                    place(5, 0.1, 0.9),
+                    place(9, 0.2, 0.5),
+                ]
+            })
+            .collect();
+        let labels = vec![LabelBlock::new("a.rs", 1, 1)];
+        let samples: Vec<Sample> = places
+            .iter()
+            .map(|p| Sample {
+                places: p,
+                labels: &labels,
+            })
+            .collect();
+        let (model, sel) = fit(&samples);
+        assert!(model.weights[Source::Log.feature()] > 1.0, "{model:?}");
+        assert!(
+            model.weights[Source::Log.feature()] > model.weights[Source::Bm25.feature()],
+            "{model:?}"
+        );
+        // One block is enough when the first is always right.
+        assert_eq!(sel.max_blocks, 1);
+    }
+
+    #[test]
+    fn solve_solves_a_small_system() {
+        let x = solve(vec![vec![2.0, 1.0], vec![1.0, 3.0]], vec![3.0, 5.0]).unwrap();
+        assert!((x[0] - 0.8).abs() < 1e-9 && (x[1] - 1.4).abs() < 1e-9);
+    }
+}

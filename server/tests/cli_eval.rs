@@ -1,0 +1,90 @@
+//! `distdebug eval` end to end on the bundled incidents: the metrics table, the recall of each
+//! stage, one line per incident, the JSON it writes and reads back, and upstream incidents
+//! whose repository is not cached being skipped with the reason.
+
+mod cli_support;
+
+use cli_support::repo_root;
+use std::process::Command;
+
+fn eval(args: &[&str], cache: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_distdebug"))
+        .arg("eval")
+        .args(args)
+        .current_dir(repo_root())
+        .env_remove("DISTDEBUG_INCIDENTS")
+        .env("DISTDEBUG_REPO_CACHE", cache)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn eval_measures_each_stage_and_reads_its_json_back() {
+    let scratch = tempfile::tempdir().unwrap();
+    let work = scratch.path().join("work");
+    let json = scratch.path().join("eval.json");
+    let (code, out, err) = eval(
+        &[
+            "--set",
+            "self-contained",
+            "--work",
+            work.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        scratch.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert!(results.len() >= 10, "{v}");
+    for r in results {
+        let id = r["id"].as_str().unwrap();
+        assert!(out.contains(id), "{id} missing from:\n{out}");
+        assert!(!r["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "upstream"));
+        // Every label has its ranks; a named label's file must be a candidate file.
+        for l in r["labels"].as_array().unwrap() {
+            if l["reached"] == true {
+                assert!(l["file_rank"].as_u64().is_some(), "{r}");
+                assert!(l["block_rank"].as_u64().is_some(), "{r}");
+            }
+        }
+    }
+    let all = out.lines().find(|l| l.starts_with("all ")).unwrap();
+    assert!(
+        all.split_whitespace().nth(1) == Some(&results.len().to_string()),
+        "{all}"
+    );
+    assert!(out.contains("recall of each stage"), "{out}");
+    assert!(out.contains("file@1") && out.contains("block@all"), "{out}");
+    // The workspaces are kept for the next run.
+    assert!(work.join(results[0]["id"].as_str().unwrap()).is_dir());
+
+    // The tables again from the JSON, without running anything.
+    let (code, again, err) = eval(&["--from", json.to_str().unwrap()], scratch.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(again, out);
+}
+
+#[test]
+fn upstream_incidents_without_a_cached_repository_are_skipped_with_the_reason() {
+    let scratch = tempfile::tempdir().unwrap();
+    let work = scratch.path().join("work");
+    let (code, _, err) = eval(
+        &["--set", "upstream", "--work", work.to_str().unwrap()],
+        &scratch.path().join("empty-cache"),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is not in the repository cache"), "{err}");
+    assert!(err.contains("no incident of"), "{err}");
+}
