@@ -270,7 +270,14 @@ fn ctrl_c_stops_cleanly_and_the_next_run_resumes() {
     while !live.exists() && t0.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(live.exists(), "attempt 1 never started");
+    if !live.exists() {
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+        let listing = walk(&out);
+        panic!("attempt 1 never started; stderr: {err}\nresults: {listing:?}");
+    }
     std::thread::sleep(Duration::from_millis(300));
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
@@ -336,4 +343,16 @@ fn ctrl_c_stops_cleanly_and_the_next_run_resumes() {
     assert!(read_json(&out.join("run.json"))
         .get("interrupted")
         .is_none());
+}
+
+/// Every path below `dir` (for failure messages).
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            out.push(e.path().display().to_string());
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
 }

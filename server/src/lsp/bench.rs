@@ -95,6 +95,26 @@ pub struct LspBenchReport {
 const INCIDENT: &str = "bench-incident";
 const CONFIG: &str = "bench";
 
+/// Starts `server lsp` as a child (killed when the handle drops), with a client on its pipes
+/// and its pid for memory readings.
+pub(super) fn start_server(
+    server: &Path,
+) -> Result<(tokio::process::Child, u32, TestClient), String> {
+    let mut child = tokio::process::Command::new(server)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("{}: cannot start: {e}", server.display()))?;
+    let pid = child.id().unwrap_or(0);
+    let (Some(out), Some(inp)) = (child.stdout.take(), child.stdin.take()) else {
+        return Err("the server's pipes are missing".into());
+    };
+    Ok((child, pid, TestClient::over(out, inp)))
+}
+
 fn rel_of(i: usize) -> String {
     format!("src/module_{:02}/Component{i:03}.java", i % 25)
 }
@@ -280,19 +300,7 @@ pub async fn run(
     let load_before = std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|l| l.split_whitespace().next().and_then(|x| x.parse().ok()));
-    let mut child = tokio::process::Command::new(server)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("{}: cannot start: {e}", server.display()))?;
-    let pid = child.id().unwrap_or(0);
-    let (Some(out), Some(inp)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err("the server's pipes are missing".into());
-    };
-    let mut c = TestClient::over(out, inp);
+    let (mut child, pid, mut c) = start_server(server)?;
     let t = Instant::now();
     c.initialize(
         Some(&ws),

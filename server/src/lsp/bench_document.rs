@@ -3,14 +3,13 @@
 //! unless it is above the `maxParseBytes` setting), code actions after each of N edits, and
 //! the server's resident memory after opening, after the edits, after closing, and at peak.
 
-use super::bench::memory_mb;
-use super::harness::{file_uri, full_capabilities, TestClient};
+use super::bench::{memory_mb, start_server};
+use super::harness::{file_uri, full_capabilities};
 use crate::incident::prepare::{WorkspaceInfo, META_DIR};
 use crate::util::fs::write_json_atomic;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -116,19 +115,7 @@ pub async fn run(
 ) -> Result<DocumentBenchReport, String> {
     let (ws, text) = generate(root, spec)?;
     let lines = text.lines().count() as u32;
-    let mut child = tokio::process::Command::new(server)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("{}: cannot start: {e}", server.display()))?;
-    let pid = child.id().unwrap_or(0);
-    let (Some(out), Some(inp)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err("the server's pipes are missing".into());
-    };
-    let mut c = TestClient::over(out, inp);
+    let (mut child, pid, mut c) = start_server(server)?;
     c.deadline = Duration::from_secs(600);
     let options = match spec.max_parse_bytes {
         Some(n) => json!({"maxParseBytes": n}),

@@ -23,7 +23,7 @@ pub enum JobEvent<'a> {
     Finished(&'a Job, &'a Result<AttemptSummary, String>),
 }
 
-/// Runs `jobs` with at most `parallel` attempts at a time, writing under `config_dir`.
+/// Runs `jobs` in their order, with at most `parallel` attempts at a time, writing under `config_dir`.
 /// `on_event` sees each attempt start and finish (a start always before its finish). The
 /// returned results are in job order; `None` is a job that never started because `cancel` was
 /// cancelled first. Cancelling makes running attempts end as cancelled.
@@ -39,6 +39,10 @@ pub async fn run_jobs(
     let (started_tx, mut started_rx) = mpsc::unbounded_channel::<usize>();
     let mut set = tokio::task::JoinSet::new();
     let mut index_of: HashMap<tokio::task::Id, usize> = HashMap::new();
+    // Whose turn it is to ask for a permit: attempts start in job order (attempt 1 before
+    // attempt 2), not in the order the runtime happens to poll their tasks.
+    let (turn_tx, turn_rx) = tokio::sync::watch::channel(0usize);
+    let turn_tx = Arc::new(turn_tx);
     for (i, job) in jobs.iter().cloned().enumerate() {
         let (spec, dir, cancel, permits, started) = (
             spec.clone(),
@@ -47,10 +51,14 @@ pub async fn run_jobs(
             permits.clone(),
             started_tx.clone(),
         );
+        let (mut turn, next_turn) = (turn_rx.clone(), turn_tx.clone());
         let handle = set.spawn(async move {
+            let _ = turn.wait_for(|n| *n == i).await;
+            let permit = permits.acquire_owned().await;
+            next_turn.send_modify(|n| *n += 1);
             // The permit goes back with the result and is released only after the finish
             // is reported, so a display never counts more than `parallel` running.
-            match permits.acquire_owned().await {
+            match permit {
                 Ok(permit) if !cancel.is_cancelled() => {
                     let _ = started.send(i);
                     let r =
