@@ -21,8 +21,15 @@ struct World {
 
 impl World {
     fn new() -> World {
-        // Not under /tmp: the sandbox's own /tmp would hide it for free.
-        let tmp = tempfile::tempdir_in(repo_root().join("target")).unwrap();
+        // Not under /tmp: the sandbox's own /tmp would hide it for free (and take the
+        // agent's writes to it), so a checkout under /tmp puts its world in /var/tmp.
+        let target = repo_root().join("target");
+        let parent = if target.starts_with("/tmp") {
+            PathBuf::from("/var/tmp")
+        } else {
+            target
+        };
+        let tmp = tempfile::tempdir_in(parent).unwrap();
         let root = tmp.path().canonicalize().unwrap();
         let fixture = repo_root().join("tests/fixtures/incidents/tiny-lease");
         copy_dir(&fixture, &root.join("incidents/tiny-lease"));
