@@ -95,6 +95,11 @@ const ABSENCE_BOOST: f64 = 2.0;
 /// A function called inside a log statement's arguments (a formatting helper, mostly) counts
 /// this much.
 const INLINE_CALL: f64 = 0.5;
+/// The share of a seed's score the conditions around it get (an `if`, `switch`, `while` or
+/// `case` the statement lies in, inside its function), and how many of those that read a
+/// name are followed, innermost first.
+const GUARD_WEIGHT: f64 = 0.7;
+const MAX_GUARDS: usize = 2;
 /// Steps followed from a seed (seed -> local writer -> callee -> its writers / state).
 const MAX_HOPS: u8 = 3;
 /// At most this many names and calls are followed from one statement.
@@ -357,6 +362,32 @@ impl<'a> Tracer<'a> {
                 absence: s.absence,
                 inline: s.skip_call.is_some(),
             });
+            // What decided that the statement ran at all: the conditions around it.
+            let mut guards = 0;
+            for (gs, ge) in guard_headers(&m, st) {
+                let (names, _) = reads_of(&v, gs, ge, None);
+                if names.is_empty() {
+                    continue; // `case CONSTANT:`, `try`, `else`
+                }
+                if guards == MAX_GUARDS {
+                    break;
+                }
+                guards += 1;
+                queue.push(Item {
+                    file: s.file,
+                    line: gs,
+                    names,
+                    calls: Vec::new(),
+                    score: s.score * GUARD_WEIGHT,
+                    hop: 1,
+                    via: format!(
+                        "the condition at {}:{gs} tests",
+                        self.index.files[s.file].path
+                    ),
+                    absence: s.absence,
+                    inline: false,
+                });
+            }
         }
         // Breadth first, strongest first within a hop; bounded work.
         let mut steps = 0;
@@ -716,6 +747,37 @@ fn reads_of(
     (names, calls)
 }
 
+/// The header lines of the compound statements and arms around the statement at `line`,
+/// inside its function, innermost first: `if (x)`, `switch (state)`, `while (…)`, a `case`
+/// label (at most three lines each).
+fn guard_headers(m: &FileModel, line: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut cur = m
+        .innermost(line)
+        .and_then(|i| m.blocks[i].parent)
+        .map(|p| p as usize);
+    while let Some(c) = cur {
+        let b = &m.blocks[c];
+        if b.kind == BlockKind::Definition {
+            break;
+        }
+        if matches!(b.kind, BlockKind::Compound | BlockKind::Arm) {
+            let first_child = m.children(Some(c)).first().map(|&k| m.blocks[k].start_line);
+            let end = match first_child {
+                Some(l) if l > b.start_line => l - 1,
+                _ => b.start_line,
+            };
+            let header = (b.start_line, end.min(b.start_line + 2));
+            // An arm and the group inside it (Java's switch block) share a header.
+            if !out.contains(&header) {
+                out.push(header);
+            }
+        }
+        cur = b.parent.map(|p| p as usize);
+    }
+    out
+}
+
 /// The runs of statements before line `before` of the function that write `name`, nearest
 /// first: a write, with the writes of the same name just before it (sibling statements), up
 /// to `max` lines. At most two runs.
@@ -939,6 +1001,30 @@ mod tests {
         assert!(init.score < w.score);
         // `audit(n)` neither writes nor is printed.
         assert!(at(&found, 8, 8).is_none());
+    }
+
+    #[test]
+    fn the_condition_around_a_throw_leads_to_the_writers_of_what_it_tests() {
+        let src = "class H {\n  private byte state = 0;\n  void read(Msg m) {\n    switch (state) {\n      case 1:\n        throw new IllegalStateException(\"message before handshake completion\");\n      default:\n        process(m);\n    }\n  }\n  void respond(Ctx ctx) {\n    ctx.writeAndFlush(resp);\n    state = 2;\n  }\n}\n";
+        let found = trace(vec![("H.java", src)], "H.java", 6, "none");
+        let w = found
+            .iter()
+            .find(|f| f.start <= 13 && 13 <= f.end)
+            .unwrap_or_else(|| {
+                panic!(
+                    "the writer of `state` in another method: {:?}",
+                    found
+                        .iter()
+                        .map(|f| (f.start, f.end, &f.reason))
+                        .collect::<Vec<_>>()
+                )
+            });
+        assert_eq!(w.via, Via::State);
+        assert!(
+            w.reason.contains("`state`") && w.reason.contains("condition at H.java:"),
+            "{}",
+            w.reason
+        );
     }
 
     #[test]
