@@ -16,6 +16,7 @@ pub mod related;
 pub mod scorer;
 pub mod smells;
 pub mod stages;
+pub mod together;
 pub mod trace;
 
 use super::{AgentInput, AgentOutput};

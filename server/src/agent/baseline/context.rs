@@ -45,12 +45,14 @@ pub enum Source {
     Flow,
     /// Writers of state the report names.
     State,
+    /// Lines that use two or more names the report writes as code.
+    Together,
     Bm25,
 }
 
 impl Source {
     /// Every source, in the order of their features.
-    pub const ALL: [Source; 8] = [
+    pub const ALL: [Source; 9] = [
         Source::Log,
         Source::Frame,
         Source::Mention,
@@ -58,6 +60,7 @@ impl Source {
         Source::Related,
         Source::Flow,
         Source::State,
+        Source::Together,
         Source::Bm25,
     ];
 
@@ -76,6 +79,7 @@ impl Source {
             Source::Related => "a caller or callee of the evidence",
             Source::Flow => "data flow back from the evidence",
             Source::State => "a writer of state the report names",
+            Source::Together => "a use of several names the report writes as code",
             Source::Bm25 => "the report's words",
         }
     }

@@ -8,7 +8,7 @@ use super::super::context::{
 };
 use super::super::frames::{self, FrameKind};
 use super::super::scorer::BlockScorer;
-use super::super::{dataflow, logmatch, related, BaselineConfig};
+use super::super::{dataflow, logmatch, related, together, BaselineConfig};
 use super::signals::Signals;
 use serde_json::json;
 use std::collections::HashMap;
@@ -28,6 +28,8 @@ const MAX_FLOW_CANDIDATES: usize = 40;
 /// Blocks proposed inside each definition the report names.
 const NAMED_PARTS: usize = 3;
 /// Files and blocks BM25 proposes.
+/// At most this many runs of lines that use report-named names together.
+const MAX_TOGETHER: usize = 16;
 const BM25_FILES: usize = 16;
 const BM25_BLOCKS: usize = 16;
 
@@ -55,6 +57,7 @@ pub fn propose(
     sink.check()?;
     let (named, regions) = named_candidates(sig, scorer, max);
     cands.extend(named);
+    cands.extend(together_candidates(sig));
     let related = related_candidates(sig, scorer, &cands, max, sink)?;
     cands.extend(related);
     for (file, s, e, score, words) in scorer.best_blocks(BM25_FILES, BM25_BLOCKS, max) {
@@ -354,6 +357,37 @@ fn named_candidates(
         }
     }
     (cands, named_regions)
+}
+
+/// Lines that use two or more of the names the report writes as code (a call passing two
+/// settings it names, a condition over two of its fields).
+fn together_candidates(sig: &Signals) -> Vec<Candidate> {
+    let names: Vec<(String, f64)> = sig
+        .query
+        .identifiers
+        .iter()
+        .take(16)
+        .map(|(id, w)| (id.rsplit(['.', ':']).next().unwrap_or(id).to_string(), *w))
+        .collect();
+    together::find(&sig.index, &names)
+        .into_iter()
+        .take(MAX_TOGETHER)
+        .map(|t| Candidate {
+            file: t.file,
+            start: t.start,
+            end: t.end,
+            score: t.score,
+            source: Source::Together,
+            reason: format!(
+                "uses {} together, as the report names them",
+                t.names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        })
+        .collect()
 }
 
 /// One level of callers and callees around the strongest evidence.

@@ -20,6 +20,7 @@ pub const FEATURES: [&str; K] = [
     "related",
     "flow",
     "state",
+    "together",
     "bm25_block",
     "bm25_range",
     "in_named",
@@ -30,15 +31,15 @@ pub const FEATURES: [&str; K] = [
     "file_evidence",
     "function_evidence",
 ];
-pub const K: usize = 16;
-pub const F_BM25_RANGE: usize = 8;
-pub const F_IN_NAMED: usize = 9;
-pub const F_TEST: usize = 10;
-pub const F_KINDS: usize = 11;
-pub const F_LINES: usize = 12;
-pub const F_FILE_BM25: usize = 13;
-pub const F_FILE_EVIDENCE: usize = 14;
-pub const F_FUNCTION_EVIDENCE: usize = 15;
+pub const K: usize = 17;
+pub const F_BM25_RANGE: usize = 9;
+pub const F_IN_NAMED: usize = 10;
+pub const F_TEST: usize = 11;
+pub const F_KINDS: usize = 12;
+pub const F_LINES: usize = 13;
+pub const F_FILE_BM25: usize = 14;
+pub const F_FILE_EVIDENCE: usize = 15;
+pub const F_FUNCTION_EVIDENCE: usize = 16;
 
 /// A candidate block with everything the ranking and selection need, free of the index (so an
 /// evaluation can rank and select it again with other weights).
