@@ -339,10 +339,9 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Traces every seed; returns the blocks reached, best first.
-    pub fn trace(&mut self, seeds: &[Seed]) -> Vec<Found> {
-        let mut found: Vec<Found> = Vec::new();
-        let mut state: HashMap<String, StateName> = HashMap::new();
+    /// The first work items: what each seed's statement reads and calls, and what the
+    /// conditions around it test.
+    fn seed_items(&mut self, seeds: &[Seed]) -> Vec<Item> {
         let mut queue: Vec<Item> = Vec::new();
         for s in seeds {
             let v = self.view(s.file, s.start);
@@ -389,6 +388,14 @@ impl<'a> Tracer<'a> {
                 });
             }
         }
+        queue
+    }
+
+    /// Traces every seed; returns the blocks reached, best first.
+    pub fn trace(&mut self, seeds: &[Seed]) -> Vec<Found> {
+        let mut found: Vec<Found> = Vec::new();
+        let mut state: HashMap<String, StateName> = HashMap::new();
+        let mut queue = self.seed_items(seeds);
         // Breadth first, strongest first within a hop; bounded work.
         let mut steps = 0;
         let mut hop_seen = None;
@@ -460,83 +467,7 @@ impl<'a> Tracer<'a> {
             if it.hop >= MAX_HOPS {
                 continue;
             }
-            for call in it.calls.iter().take(MAX_CALLS) {
-                for (file, def) in self.definitions(call) {
-                    if file == it.file && v.def == Some(def) {
-                        continue; // recursion
-                    }
-                    let cm = self.index.model(file);
-                    let d = &cm.blocks[def];
-                    // A call made right in a log's arguments mostly formats what it prints.
-                    let inline = if it.inline { INLINE_CALL } else { 1.0 };
-                    let score = it.score * CALLEE_WEIGHT * inline;
-                    let via = format!("returns what {} uses", it.via_short());
-                    let returns = return_statements(&cm, def);
-                    let (s, e) = if d.lines() <= SHORT_FUNCTION || returns.is_empty() {
-                        if d.lines() > self.max_lines {
-                            continue;
-                        }
-                        (d.start_line, d.end_line)
-                    } else {
-                        let r = returns[returns.len() - 1];
-                        (cm.blocks[r].start_line, cm.blocks[r].end_line)
-                    };
-                    let computes = if returns.is_empty() {
-                        self.computes(file, s, e)
-                    } else {
-                        returns.iter().any(|&r| {
-                            self.computes(file, cm.blocks[r].start_line, cm.blocks[r].end_line)
-                        })
-                    };
-                    let copy = if computes { 1.0 } else { COPY };
-                    found.push(Found {
-                        file,
-                        start: s,
-                        end: e,
-                        score: score * copy,
-                        via: Via::Callee,
-                        reason: format!("`{call}` {via}"),
-                    });
-                    if it.hop < MAX_HOPS {
-                        let cv = self.view(file, d.start_line.max(s));
-                        let mut names = Vec::new();
-                        let mut calls = Vec::new();
-                        let targets: Vec<(u32, u32)> = if returns.is_empty() {
-                            vec![(s, e)]
-                        } else {
-                            returns
-                                .iter()
-                                .map(|&r| (cm.blocks[r].start_line, cm.blocks[r].end_line))
-                                .collect()
-                        };
-                        for (rs, re) in &targets {
-                            let (n, c) = reads_of(&cv, *rs, *re, None);
-                            for x in n {
-                                if !names.contains(&x) {
-                                    names.push(x);
-                                }
-                            }
-                            for x in c {
-                                if !calls.contains(&x) && x != *call {
-                                    calls.push(x);
-                                }
-                            }
-                        }
-                        let last = targets.last().map_or(e, |t| t.0);
-                        queue.push(Item {
-                            file,
-                            line: last,
-                            names,
-                            calls,
-                            score: if computes { score } else { it.score * inline },
-                            hop: it.hop + 1,
-                            via: format!("`{call}` returns for {}", it.via_short()),
-                            absence: it.absence,
-                            inline: false,
-                        });
-                    }
-                }
-            }
+            self.follow_calls(&it, &v, &mut found, &mut queue);
         }
         found.extend(self.state_writers(state));
         found.sort_by(|a, b| {
@@ -546,6 +477,94 @@ impl<'a> Tracer<'a> {
                 .then(a.start.cmp(&b.start))
         });
         found
+    }
+
+    /// The functions a statement calls: their returns are where its values come from; the
+    /// flow goes on from what those returns read.
+    fn follow_calls(
+        &mut self,
+        it: &Item,
+        v: &FnView,
+        found: &mut Vec<Found>,
+        queue: &mut Vec<Item>,
+    ) {
+        for call in it.calls.iter().take(MAX_CALLS) {
+            for (file, def) in self.definitions(call) {
+                if file == it.file && v.def == Some(def) {
+                    continue; // recursion
+                }
+                let cm = self.index.model(file);
+                let d = &cm.blocks[def];
+                // A call made right in a log's arguments mostly formats what it prints.
+                let inline = if it.inline { INLINE_CALL } else { 1.0 };
+                let score = it.score * CALLEE_WEIGHT * inline;
+                let via = format!("returns what {} uses", it.via_short());
+                let returns = return_statements(&cm, def);
+                let (s, e) = if d.lines() <= SHORT_FUNCTION || returns.is_empty() {
+                    if d.lines() > self.max_lines {
+                        continue;
+                    }
+                    (d.start_line, d.end_line)
+                } else {
+                    let r = returns[returns.len() - 1];
+                    (cm.blocks[r].start_line, cm.blocks[r].end_line)
+                };
+                let computes = if returns.is_empty() {
+                    self.computes(file, s, e)
+                } else {
+                    returns.iter().any(|&r| {
+                        self.computes(file, cm.blocks[r].start_line, cm.blocks[r].end_line)
+                    })
+                };
+                let copy = if computes { 1.0 } else { COPY };
+                found.push(Found {
+                    file,
+                    start: s,
+                    end: e,
+                    score: score * copy,
+                    via: Via::Callee,
+                    reason: format!("`{call}` {via}"),
+                });
+                if it.hop < MAX_HOPS {
+                    let cv = self.view(file, d.start_line.max(s));
+                    let mut names = Vec::new();
+                    let mut calls = Vec::new();
+                    let targets: Vec<(u32, u32)> = if returns.is_empty() {
+                        vec![(s, e)]
+                    } else {
+                        returns
+                            .iter()
+                            .map(|&r| (cm.blocks[r].start_line, cm.blocks[r].end_line))
+                            .collect()
+                    };
+                    for (rs, re) in &targets {
+                        let (n, c) = reads_of(&cv, *rs, *re, None);
+                        for x in n {
+                            if !names.contains(&x) {
+                                names.push(x);
+                            }
+                        }
+                        for x in c {
+                            if !calls.contains(&x) && x != *call {
+                                calls.push(x);
+                            }
+                        }
+                    }
+                    let last = targets.last().map_or(e, |t| t.0);
+                    queue.push(Item {
+                        file,
+                        line: last,
+                        names,
+                        calls,
+                        score: if computes { score } else { it.score * inline },
+                        hop: it.hop + 1,
+                        via: format!("`{call}` returns for {}", it.via_short()),
+                        absence: it.absence,
+                        inline: false,
+                    });
+                }
+            }
+        }
     }
 
     /// The statements that write state the report names (`next_idx`, `pendingQueue`):
