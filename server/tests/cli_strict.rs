@@ -14,6 +14,8 @@ fn run_in(cwd: &Path, args: &[&str]) -> (i32, String, String) {
         .args(args)
         .current_dir(cwd)
         .env_remove("DISTDEBUG_INCIDENTS")
+        // A repository cache of the test's own: the user's may hold upstream repositories.
+        .env("DISTDEBUG_REPO_CACHE", cwd.join("repo-cache"))
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -129,7 +129,7 @@ fn objective(samples: &[Sample], model: &Model, sel: &Selection) -> f64 {
 
 /// The selection margins and block counts tried.
 const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
-const COUNTS: [usize; 4] = [1, 2, 3, 4];
+const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
 
 /// The model, then the selection that does best with it on the same samples.
 pub fn fit(samples: &[Sample]) -> (Model, Selection) {
