@@ -23,8 +23,8 @@ pub enum JobEvent<'a> {
     Finished(&'a Job, &'a Result<AttemptSummary, String>),
 }
 
-/// Runs `jobs` in their order, with at most `parallel` attempts at a time, writing under `config_dir`.
-/// `on_event` sees each attempt start and finish (a start always before its finish). The
+/// Runs `jobs` in their order, with at most `parallel` attempts at a time, writing under
+/// `config_dir`. `on_event` sees each attempt start and finish (a start always before its finish). The
 /// returned results are in job order; `None` is a job that never started because `cancel` was
 /// cancelled first. Cancelling makes running attempts end as cancelled.
 pub async fn run_jobs(

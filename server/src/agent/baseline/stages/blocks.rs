@@ -27,9 +27,9 @@ const MAX_FLOW_FRAMES: usize = 3;
 const MAX_FLOW_CANDIDATES: usize = 40;
 /// Blocks proposed inside each definition the report names.
 const NAMED_PARTS: usize = 3;
-/// Files and blocks BM25 proposes.
 /// At most this many runs of lines that use report-named names together.
 const MAX_TOGETHER: usize = 16;
+/// Files and blocks BM25 proposes.
 const BM25_FILES: usize = 16;
 const BM25_BLOCKS: usize = 16;
 
