@@ -24,9 +24,9 @@ pub enum JobEvent<'a> {
 }
 
 /// Runs `jobs` in their order, with at most `parallel` attempts at a time, writing under
-/// `config_dir`. `on_event` sees each attempt start and finish (a start always before its finish). The
-/// returned results are in job order; `None` is a job that never started because `cancel` was
-/// cancelled first. Cancelling makes running attempts end as cancelled.
+/// `config_dir`. `on_event` sees each attempt start and finish (a start always before its
+/// finish). The returned results are in job order; `None` is a job that never started because
+/// `cancel` was cancelled first. Cancelling makes running attempts end as cancelled.
 pub async fn run_jobs(
     spec: &AgentSpec,
     jobs: Vec<Job>,
