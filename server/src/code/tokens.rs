@@ -19,7 +19,8 @@ pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
+/// Whether `b` can be part of an identifier (ASCII letters, digits, `_`).
+pub fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 

@@ -9,6 +9,7 @@
 use super::logmatch::is_test_path;
 use super::related;
 use crate::code::access::{self, Ref, Write};
+use crate::code::tokens::is_word_byte;
 use crate::code::{BlockKind, FileModel, Lang, RepoIndex};
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
@@ -957,8 +958,8 @@ pub fn files_with_words(index: &RepoIndex, pats: &[&str]) -> Vec<Vec<usize>> {
             let mut seen: Vec<usize> = Vec::new();
             for m in ac.find_iter(b) {
                 let p = m.pattern().as_usize();
-                let before = m.start() == 0 || !is_word(b[m.start() - 1]);
-                let after = m.end() >= b.len() || !is_word(b[m.end()]);
+                let before = m.start() == 0 || !is_word_byte(b[m.start() - 1]);
+                let after = m.end() >= b.len() || !is_word_byte(b[m.end()]);
                 if before && after && !seen.contains(&p) {
                     seen.push(p);
                 }
@@ -972,10 +973,6 @@ pub fn files_with_words(index: &RepoIndex, pats: &[&str]) -> Vec<Vec<usize>> {
         }
     }
     out
-}
-
-fn is_word(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 #[cfg(test)]

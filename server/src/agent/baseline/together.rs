@@ -3,6 +3,7 @@
 //! what it mixes up or combines; the line that combines those names is often where it is.
 
 use super::dataflow::files_with_words;
+use crate::code::tokens::is_word_byte;
 use crate::code::RepoIndex;
 
 /// A run of lines (at most `WINDOW` lines apart) that uses two or more report-named names.
@@ -112,10 +113,9 @@ fn runs_in(index: &RepoIndex, file: usize, ks: &[usize], wanted: &[(&str, f64)])
 /// Whether `word` occurs in `line` as a whole word.
 fn has_word(line: &str, word: &str) -> bool {
     let b = line.as_bytes();
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     line.match_indices(word).any(|(at, _)| {
-        let before = at == 0 || !is_word(b[at - 1]);
-        let after = at + word.len() >= b.len() || !is_word(b[at + word.len()]);
+        let before = at == 0 || !is_word_byte(b[at - 1]);
+        let after = at + word.len() >= b.len() || !is_word_byte(b[at + word.len()]);
         before && after
     })
 }
