@@ -38,6 +38,8 @@ impl Sink {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Source {
     Log,
+    /// A log statement only a sentence of the report (not output it quotes) matches.
+    Prose,
     Frame,
     Mention,
     Named,
@@ -52,8 +54,9 @@ pub enum Source {
 
 impl Source {
     /// Every source, in the order of their features.
-    pub const ALL: [Source; 9] = [
+    pub const ALL: [Source; 10] = [
         Source::Log,
+        Source::Prose,
         Source::Frame,
         Source::Mention,
         Source::Named,
@@ -73,6 +76,7 @@ impl Source {
     pub fn describe(self) -> &'static str {
         match self {
             Source::Log => "a matching log statement",
+            Source::Prose => "a log statement the report's words paraphrase",
             Source::Frame => "a stack frame",
             Source::Mention => "a file:line mention",
             Source::Named => "a definition the report names",

@@ -47,6 +47,9 @@ pub struct Template {
     pub level: Level,
     /// From the report rather than an evidence file.
     pub from_report: bool,
+    /// Every line of it is a sentence of the report's own text, not output the report quotes
+    /// (a code block, an indented block, a stamped or levelled line): a paraphrase at best.
+    pub prose: bool,
     /// Some line of it is stamped within a time the report mentions.
     pub near_time: bool,
     /// Some line of it comes just before the first failures of its file (an error, a panic,
@@ -116,6 +119,11 @@ impl Templates {
         } else {
             lines_near_failures(&all)
         };
+        let quoted = if from_report {
+            quoted_output(&all)
+        } else {
+            vec![true; all.len()]
+        };
         for (k, (i, raw)) in all.into_iter().enumerate() {
             let line = cut(raw.trim(), MAX_LINE_CHARS);
             if line.is_empty() {
@@ -160,6 +168,7 @@ impl Templates {
                     }
                     t.near_time |= near_time;
                     t.near_failure |= near_fail;
+                    t.prose &= !quoted[k];
                     t.report_words = t.report_words.max(words);
                 }
                 None if self.templates.len() < MAX_TEMPLATES => {
@@ -172,6 +181,7 @@ impl Templates {
                         example: cut(line, 160).to_string(),
                         level,
                         from_report,
+                        prose: !quoted[k],
                         near_time,
                         near_failure: near_fail,
                         report_words: words,
@@ -243,6 +253,42 @@ fn lines_near_failures(lines: &[(usize, &str)]) -> Vec<bool> {
         }
     }
     near
+}
+
+/// Which lines of a report are output it quotes rather than its own sentences: lines of a
+/// fenced or indented code block, and lines stamped with a time or carrying a log level.
+fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
+    let mut in_fence = false;
+    lines
+        .iter()
+        .map(|(_, raw)| {
+            let t = raw.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                in_fence = !in_fence;
+                return true;
+            }
+            in_fence
+                || raw.starts_with("    ")
+                || raw.starts_with('\t')
+                || time_of_line(t).is_some()
+                || has_level_word(t)
+        })
+        .collect()
+}
+
+/// A log level written as logs write it (`ERROR`, `INFO`, `W0917`-style aside) among the
+/// first words; a sentence's "the error" is no level.
+fn has_level_word(line: &str) -> bool {
+    const LEVELS: [&str; 12] = [
+        "ERROR", "ERR", "FATAL", "SEVERE", "CRITICAL", "PANIC", "WARN", "WARNING", "INFO",
+        "DEBUG", "TRACE", "CRIT",
+    ];
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .any(|w| LEVELS.contains(&w))
+        || line.starts_with("panic:")
+        || line.starts_with("Caused by")
 }
 
 /// A line that reports a failure: error level, an exception, a panic.

@@ -77,8 +77,21 @@ pub fn propose(
 /// Log statements the evidence's lines match, widened to what they report on.
 fn log_candidates(sig: &Signals, max: u32) -> Vec<Candidate> {
     let mut cands = Vec::new();
-    let top_log = sig.logs.hits.first().map(|h| h.score).unwrap_or(0.0);
+    let prose = |h: &logmatch::SiteHit| sig.templates.templates[h.template].prose;
+    // Output the evidence shows and sentences of the report are measured each against the
+    // best of its own kind: a paraphrase is no log line.
+    let top = |want: bool| {
+        sig.logs
+            .hits
+            .iter()
+            .filter(|h| prose(h) == want)
+            .map(|h| h.score)
+            .fold(0.0, f64::max)
+    };
+    let (top_log, top_prose) = (top(false), top(true));
     for h in sig.logs.hits.iter().take(MAX_LOG_CANDIDATES) {
+        let is_prose = prose(h);
+        let top_log = if is_prose { top_prose } else { top_log };
         let m = sig.index.model(h.file);
         let (s, e, what) = related::widen_log(&m, h.line, max);
         // Most catastrophic failures come from the handling of a non-fatal error (Yuan et
@@ -101,9 +114,10 @@ fn log_candidates(sig: &Signals, max: u32) -> Vec<Candidate> {
             end: e,
             score: h.score / top_log.max(f64::MIN_POSITIVE)
                 * if error_path { ERROR_PATH_BOOST } else { 1.0 },
-            source: Source::Log,
+            source: if is_prose { Source::Prose } else { Source::Log },
             reason: format!(
-                "the line \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
+                "the {} \"{}\" ({}:{}{}) matches the {} `{}` at line {} ({}/{} constant words{}); named with {}",
+                if is_prose { "sentence" } else { "line" },
                 quote(&t.example, 90),
                 sig.templates.sources[t.source],
                 t.line,

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 /// The features of a place, by position.
 pub const FEATURES: [&str; K] = [
     "log",
+    "prose",
     "frame",
     "mention",
     "named",
@@ -31,15 +32,15 @@ pub const FEATURES: [&str; K] = [
     "file_evidence",
     "function_evidence",
 ];
-pub const K: usize = 17;
-pub const F_BM25_RANGE: usize = 9;
-pub const F_IN_NAMED: usize = 10;
-pub const F_TEST: usize = 11;
-pub const F_KINDS: usize = 12;
-pub const F_LINES: usize = 13;
-pub const F_FILE_BM25: usize = 14;
-pub const F_FILE_EVIDENCE: usize = 15;
-pub const F_FUNCTION_EVIDENCE: usize = 16;
+pub const K: usize = 18;
+pub const F_BM25_RANGE: usize = 10;
+pub const F_IN_NAMED: usize = 11;
+pub const F_TEST: usize = 12;
+pub const F_KINDS: usize = 13;
+pub const F_LINES: usize = 14;
+pub const F_FILE_BM25: usize = 15;
+pub const F_FILE_EVIDENCE: usize = 16;
+pub const F_FUNCTION_EVIDENCE: usize = 17;
 
 /// A candidate block with everything the ranking and selection need, free of the index (so an
 /// evaluation can rank and select it again with other weights).
