@@ -423,6 +423,27 @@ mod tests {
         assert_eq!(steps.last().unwrap().kind, StepKind::Submit);
     }
 
+    #[test]
+    fn a_report_sentence_matching_a_log_statement_is_prose_not_a_log_line() {
+        let dir = workspace(&[("src/lease.py", LEASE)]);
+        let report = "The server granted lease to client-a until far too late.\n";
+        let i = input(dir.path(), report, &[]);
+        let (out, _) = run_blocking(&i);
+        let d = out.diagnosis.unwrap();
+        let why = d.blocks[0].rationale.as_deref().unwrap();
+        assert!(why.contains("the sentence \"The server granted"), "{why}");
+        // The same words as a line of the evidence are a log line.
+        let i = input(
+            dir.path(),
+            "x",
+            &[("ev/server.log", format!("10:00 INFO {report}"))],
+        );
+        let (out, _) = run_blocking(&i);
+        let d = out.diagnosis.unwrap();
+        let why = d.blocks[0].rationale.as_deref().unwrap();
+        assert!(why.contains("the line \"10:00 INFO"), "{why}");
+    }
+
     /// Four functions of ten lines each, lines 1-10, 11-20, 21-30, 31-40.
     fn four_functions() -> crate::code::RepoIndex {
         let mut src = String::new();

@@ -280,8 +280,8 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
 /// first words; a sentence's "the error" is no level.
 fn has_level_word(line: &str) -> bool {
     const LEVELS: [&str; 12] = [
-        "ERROR", "ERR", "FATAL", "SEVERE", "CRITICAL", "PANIC", "WARN", "WARNING", "INFO",
-        "DEBUG", "TRACE", "CRIT",
+        "ERROR", "ERR", "FATAL", "SEVERE", "CRITICAL", "PANIC", "WARN", "WARNING", "INFO", "DEBUG",
+        "TRACE", "CRIT",
     ];
     line.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -442,6 +442,35 @@ mod tests {
         assert_eq!(t.templates[1].line, 4);
         assert_eq!(t.total_lines, 3);
         assert!(t.inverted()["lock"].contains(&0));
+    }
+
+    #[test]
+    fn the_reports_own_sentences_are_prose_and_the_output_it_quotes_is_not() {
+        let mut t = Templates::default();
+        let report = "# Lease never released\n\n**Observed.** The error says the lease was granted twice.\n\n```\nlease granted twice to client-a\n```\n\n    refusing client-b, lock held\n2024-01-01 10:00:00 WARN slow sync of 30 ms\nERROR quota exceeded for tenant t1\n";
+        t.add_source(".distdebug/report.md", report, true);
+        let prose_of = |w: &str| {
+            t.templates
+                .iter()
+                .find(|x| x.tokens.contains(&w.to_string()))
+                .map(|x| x.prose)
+        };
+        // A sentence, even one starting "The error": prose.
+        assert_eq!(prose_of("observed"), Some(true));
+        // Fenced, indented, stamped and levelled lines are output the report quotes.
+        assert_eq!(prose_of("client"), Some(false), "fenced and indented lines");
+        assert_eq!(prose_of("sync"), Some(false));
+        assert_eq!(prose_of("quota"), Some(false));
+        // Lines of an evidence file are never prose, and a template seen in one is not.
+        let mut e = Templates::default();
+        e.add_source(
+            ".distdebug/report.md",
+            "the lease was granted twice\n",
+            true,
+        );
+        e.add_source("server.log", "the lease was granted twice\n", false);
+        assert_eq!(e.templates.len(), 1);
+        assert!(!e.templates[0].prose);
     }
 
     #[test]
