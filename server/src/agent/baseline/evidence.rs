@@ -276,8 +276,8 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
         .collect()
 }
 
-/// A log level written as logs write it (`ERROR`, `INFO`, `W0917`-style aside) among the
-/// first words; a sentence's "the error" is no level.
+/// A log level written as logs write it, in capitals (`ERROR`, `INFO`), among the first
+/// words, or a panic or cause line; a sentence's "the error" is no level.
 fn has_level_word(line: &str) -> bool {
     const LEVELS: [&str; 12] = [
         "ERROR", "ERR", "FATAL", "SEVERE", "CRITICAL", "PANIC", "WARN", "WARNING", "INFO", "DEBUG",
