@@ -277,7 +277,7 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
 }
 
 /// A log level written as logs write it, in capitals (`ERROR`, `INFO`), among the first
-/// words, or a panic or cause line; a sentence's "the error" is no level.
+/// words, or a panic, cause or exception line; a sentence's "the error" is no level.
 fn has_level_word(line: &str) -> bool {
     const LEVELS: [&str; 12] = [
         "ERROR", "ERR", "FATAL", "SEVERE", "CRITICAL", "PANIC", "WARN", "WARNING", "INFO", "DEBUG",
@@ -289,6 +289,10 @@ fn has_level_word(line: &str) -> bool {
         .any(|w| LEVELS.contains(&w))
         || line.starts_with("panic:")
         || line.starts_with("Caused by")
+        || line.split_whitespace().next().is_some_and(|w| {
+            // `java.lang.IllegalStateException: …`, `KeeperException$NoNodeException: …`
+            w.ends_with(':') && (w.contains("Exception") || w.contains("Error"))
+        })
 }
 
 /// A line that reports a failure: error level, an exception, a panic.
@@ -447,7 +451,7 @@ mod tests {
     #[test]
     fn the_reports_own_sentences_are_prose_and_the_output_it_quotes_is_not() {
         let mut t = Templates::default();
-        let report = "# Lease never released\n\n**Observed.** The error says the lease was granted twice.\n\n```\nlease granted twice to client-a\n```\n\n    refusing client-b, lock held\n2024-01-01 10:00:00 WARN slow sync of 30 ms\nERROR quota exceeded for tenant t1\n";
+        let report = "# Lease never released\n\n**Observed.** The error says the lease was granted twice.\n\n```\nlease granted twice to client-a\n```\n\n    refusing client-b, lock held\n2024-01-01 10:00:00 WARN slow sync of 30 ms\nERROR quota exceeded for tenant t1\njava.lang.IllegalStateException: fencing token went backwards\n";
         t.add_source(".distdebug/report.md", report, true);
         let prose_of = |w: &str| {
             t.templates
@@ -461,6 +465,7 @@ mod tests {
         assert_eq!(prose_of("client"), Some(false), "fenced and indented lines");
         assert_eq!(prose_of("sync"), Some(false));
         assert_eq!(prose_of("quota"), Some(false));
+        assert_eq!(prose_of("fencing"), Some(false));
         // Lines of an evidence file are never prose, and a template seen in one is not.
         let mut e = Templates::default();
         e.add_source(
