@@ -67,6 +67,17 @@ fn eval_measures_each_stage_and_reads_its_json_back() {
     );
     assert!(out.contains("recall of each stage"), "{out}");
     assert!(out.contains("file@1") && out.contains("block@all"), "{out}");
+    // The rankings at fixed block counts: more blocks never cover less.
+    let fixed = v["fixed_counts"].as_array().unwrap();
+    let ks: Vec<u64> = fixed.iter().map(|f| f["k"].as_u64().unwrap()).collect();
+    assert_eq!(ks, [1, 2, 3, 5], "{v}");
+    let cov: Vec<f64> = fixed
+        .iter()
+        .map(|f| f["block_coverage"].as_f64().unwrap())
+        .collect();
+    assert!(cov.windows(2).all(|w| w[0] <= w[1] + 1e-12), "{cov:?}");
+    assert_eq!(fixed[0]["incidents"].as_u64(), Some(results.len() as u64));
+    assert!(out.contains("with the best k places named"), "{out}");
     // The workspaces are kept for the next run.
     assert!(work.join(results[0]["id"].as_str().unwrap()).is_dir());
 

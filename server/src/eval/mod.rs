@@ -4,6 +4,7 @@
 //! self-contained ones (written for this project) may serve as training data only.
 
 pub mod fit;
+pub mod fixed;
 pub mod stages;
 pub mod table;
 pub mod workspaces;
@@ -87,6 +88,10 @@ pub struct EvalReport {
     pub fitted_on_all: Option<Fold>,
     /// Incidents that could not be run, with the reason.
     pub skipped: Vec<(String, String)>,
+    /// The reported incidents' rankings (held out with `--folds system`) with the best k
+    /// places named, for each k of `fixed::COUNTS`.
+    #[serde(default)]
+    pub fixed_counts: Vec<fixed::FixedCount>,
 }
 
 /// The incidents of `opts.set` (and `opts.only`), sorted by id.
@@ -152,13 +157,16 @@ pub fn run_eval(opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<Ev
         }
     }
     let upstream = |g: &Gathered| g.incident.manifest.has_tag("upstream");
+    let mut fixed_sums = fixed::Sums::default();
     if !opts.folds_by_system {
         for g in gathered
             .iter()
             .filter(|g| upstream(g) || opts.set != IncidentSet::Upstream)
         {
             report.results.push(finish(g, &opts.config));
+            fixed_sums.add(&at_fixed_counts(g, &opts.config));
         }
+        report.fixed_counts = fixed_sums.means();
         return Ok(report);
     }
     let mut systems: Vec<String> = gathered
@@ -188,9 +196,11 @@ pub fn run_eval(opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<Ev
             .filter(|g| upstream(g) && g.incident.manifest.system == *system)
         {
             report.results.push(finish(g, &cfg));
+            fixed_sums.add(&at_fixed_counts(g, &cfg));
         }
         report.folds.push(fold);
     }
+    report.fixed_counts = fixed_sums.means();
     report.results.sort_by(|a, b| a.id.cmp(&b.id));
     report.fitted_on_all = Some(fit_fold("none", &gathered.iter().collect::<Vec<_>>()));
     Ok(report)
@@ -270,6 +280,12 @@ fn finish(g: &Gathered, cfg: &BaselineConfig) -> IncidentResult {
     let (chosen, trace) = baseline::rank_and_select(cfg, &mut places);
     let blocks = baseline::diagnosis_blocks(&places, &chosen);
     score_incident(&g.incident, &g.labels, &blocks, &trace, g.seconds)
+}
+
+/// One gathered incident's metrics with the best k places named, for each k of
+/// `fixed::COUNTS` (ranked with `cfg`'s weights).
+fn at_fixed_counts(g: &Gathered, cfg: &BaselineConfig) -> [Metrics; fixed::COUNTS.len()] {
+    fixed::COUNTS.map(|k| finish(g, &fixed::config(cfg, k)).metrics)
 }
 
 /// Scores named blocks and a stage trace against an incident's labels.

@@ -141,6 +141,10 @@ pub fn render(report: &EvalReport, seed: u64) -> String {
     s.push_str("\nrecall of each stage (% of labels; file@k: the labeled file among the first k candidate files, fn@k: its function among the first k candidate functions, block@k: a candidate block touching it, named: a named block touching it)\n");
     s.push_str(&stage_table(&report.results));
     s.push('\n');
+    if !report.fixed_counts.is_empty() {
+        s.push_str(&super::fixed::table(&report.fixed_counts));
+        s.push('\n');
+    }
     s.push_str(&incident_table(&report.results));
     for f in &report.folds {
         let _ = writeln!(
