@@ -163,8 +163,9 @@ pub fn run_eval(opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<Ev
             .iter()
             .filter(|g| upstream(g) || opts.set != IncidentSet::Upstream)
         {
-            report.results.push(finish(g, &opts.config));
-            fixed_sums.add(&at_fixed_counts(g, &opts.config));
+            let files = RepoFiles::for_incident(&g.incident);
+            report.results.push(finish(g, &opts.config, &files));
+            fixed_sums.add(&at_fixed_counts(g, &opts.config, &files));
         }
         report.fixed_counts = fixed_sums.means();
         return Ok(report);
@@ -195,8 +196,9 @@ pub fn run_eval(opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<Ev
             .iter()
             .filter(|g| upstream(g) && g.incident.manifest.system == *system)
         {
-            report.results.push(finish(g, &cfg));
-            fixed_sums.add(&at_fixed_counts(g, &cfg));
+            let files = RepoFiles::for_incident(&g.incident);
+            report.results.push(finish(g, &cfg, &files));
+            fixed_sums.add(&at_fixed_counts(g, &cfg, &files));
         }
         report.folds.push(fold);
     }
@@ -274,18 +276,34 @@ fn gather(inc: Incident, opts: &EvalOptions) -> Result<Gathered, (String, String
     run().map_err(|e| (id, e))
 }
 
-/// Ranks, selects and scores one gathered incident.
-fn finish(g: &Gathered, cfg: &BaselineConfig) -> IncidentResult {
+/// Ranks, selects and scores one gathered incident (`files`: its repository's files, opened
+/// once per incident for every scoring of it).
+fn finish(g: &Gathered, cfg: &BaselineConfig, files: &RepoFiles) -> IncidentResult {
+    let (blocks, trace) = named_blocks(g, cfg);
+    score_incident(&g.incident, &g.labels, &blocks, &trace, g.seconds, files)
+}
+
+/// The blocks `cfg` names for a gathered incident, and the trace of its stages.
+fn named_blocks(
+    g: &Gathered,
+    cfg: &BaselineConfig,
+) -> (Vec<crate::attempt::DiagnosisBlock>, StageTrace) {
     let mut places = g.places.clone();
     let (chosen, trace) = baseline::rank_and_select(cfg, &mut places);
-    let blocks = baseline::diagnosis_blocks(&places, &chosen);
-    score_incident(&g.incident, &g.labels, &blocks, &trace, g.seconds)
+    (baseline::diagnosis_blocks(&places, &chosen), trace)
 }
 
 /// One gathered incident's metrics with the best k places named, for each k of
 /// `fixed::COUNTS` (ranked with `cfg`'s weights).
-fn at_fixed_counts(g: &Gathered, cfg: &BaselineConfig) -> [Metrics; fixed::COUNTS.len()] {
-    fixed::COUNTS.map(|k| finish(g, &fixed::config(cfg, k)).metrics)
+fn at_fixed_counts(
+    g: &Gathered,
+    cfg: &BaselineConfig,
+    files: &RepoFiles,
+) -> [Metrics; fixed::COUNTS.len()] {
+    fixed::COUNTS.map(|k| {
+        let (blocks, _) = named_blocks(g, &fixed::config(cfg, k));
+        score_blocks(&g.labels.blocks, &blocks, &|p| files.line_count(p)).metrics
+    })
 }
 
 /// Scores named blocks and a stage trace against an incident's labels.
@@ -295,8 +313,8 @@ pub fn score_incident(
     blocks: &[crate::attempt::DiagnosisBlock],
     trace: &StageTrace,
     seconds: f64,
+    files: &RepoFiles,
 ) -> IncidentResult {
-    let files = RepoFiles::for_incident(inc);
     let scores = score_blocks(&labels.blocks, blocks, &|p| files.line_count(p));
     let m = &inc.manifest;
     IncidentResult {
