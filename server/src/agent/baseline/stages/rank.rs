@@ -57,9 +57,9 @@ pub fn rank(places: &mut [Place], model: &Model) {
     });
 }
 
-/// The shipped selection, fitted with the weights: at most 4 blocks, each with at least 50%
+/// The shipped selection, fitted with the weights: at most 5 blocks, each with at least 40%
 /// of the best one's chance, at most two of one function.
-pub const FITTED_MAX_BLOCKS: usize = 4;
-pub const FITTED_MIN_RELATIVE: f64 = 0.50;
+pub const FITTED_MAX_BLOCKS: usize = 5;
+pub const FITTED_MIN_RELATIVE: f64 = 0.40;
 /// The shipped number of blocks allowed per function.
 pub const FITTED_PER_FUNCTION: usize = 2;
