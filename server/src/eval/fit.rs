@@ -160,19 +160,17 @@ fn grid(samples: &[Sample], model: &Model) -> Vec<Vec<f64>> {
 /// training set does not share; a good neighbourhood is a choice that holds up.
 fn smoothed_best(table: &[Vec<f64>]) -> (usize, usize) {
     let mut best = (f64::MIN, (0, 0));
+    let around = |i: usize, len: usize| i.saturating_sub(1)..(i + 2).min(len);
     for (c, row) in table.iter().enumerate() {
         for m in 0..row.len() {
-            let mut sum = 0.0;
-            let mut n = 0.0;
-            for cc in c.saturating_sub(1)..=(c + 1).min(table.len() - 1) {
-                for mm in m.saturating_sub(1)..=(m + 1).min(row.len() - 1) {
-                    sum += table[cc][mm];
-                    n += 1.0;
-                }
-            }
+            let near: Vec<f64> = table[around(c, table.len())]
+                .iter()
+                .flat_map(|r| r[around(m, r.len())].iter().copied())
+                .collect();
+            let mean = near.iter().sum::<f64>() / near.len() as f64;
             // Ties go to the first (fewer blocks, smaller margin).
-            if sum / n > best.0 + 1e-12 {
-                best = (sum / n, (c, m));
+            if mean > best.0 + 1e-12 {
+                best = (mean, (c, m));
             }
         }
     }
