@@ -4,6 +4,7 @@
 //! templates, each match weighted by the constant tokens it matched (rare tokens count more),
 //! by the line's severity and by how rare the matched lines are in the evidence.
 
+use super::constants::{self, ConstantUse, MessageConstant};
 use super::evidence::Templates;
 use super::patterns::{accept, Pattern};
 use crate::code::sites::literal_pieces;
@@ -46,6 +47,9 @@ pub struct SiteHit {
 pub struct LogSearch {
     pub literals: usize,
     pub candidate_literals: usize,
+    /// Declarations of message constants whose literal matched, and the lines using them.
+    pub constants: Vec<MessageConstant>,
+    pub constant_uses: Vec<ConstantUse>,
     pub files_parsed: Vec<usize>,
     pub sites_tried: usize,
     pub hits: Vec<SiteHit>,
@@ -129,6 +133,7 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
     let scans = scan_literals(index, templates, &vocab, &inverted);
     let mut df_by_id: Vec<u32> = vec![0; vocab.len()];
     let mut files: Vec<(usize, usize)> = Vec::new();
+    out.constants = message_constants(index, &scans);
     for (i, s) in scans {
         out.literals += s.literals;
         out.candidate_literals += s.candidates;
@@ -141,7 +146,13 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
     }
     files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     files.truncate(MAX_FILES);
-    let ids: Vec<usize> = files.iter().map(|f| f.0).collect();
+    let mut ids: Vec<usize> = files.iter().map(|f| f.0).collect();
+    out.constant_uses = constants::uses(index, &out.constants);
+    for u in &out.constant_uses {
+        if !ids.contains(&u.file) {
+            ids.push(u.file);
+        }
+    }
     index.parse_many(&ids);
     out.files_parsed = ids.clone();
 
@@ -152,9 +163,91 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
     };
 
     // 2. Match each parsed call site's pattern against the templates that could hold it.
-    let matches = match_sites(index, templates, &ids, &inverted, &idf, &mut out);
-    out.hits = credit_sites(index, templates, &matches);
+    let mut matches = match_sites(index, templates, &ids, &inverted, &idf, &mut out);
+    matches.extend(match_constants(index, templates, &out, &inverted, &idf));
+    out.hits = credit_sites(index, templates, &matches, &out.constant_uses);
     out
+}
+
+/// The declarations among the literals that matched: the names of message constants, the
+/// best matched first, at most `constants::MAX_CONSTANTS`, each name once.
+fn message_constants(index: &RepoIndex, scans: &[(usize, FileScan)]) -> Vec<MessageConstant> {
+    let mut found: Vec<(usize, MessageConstant)> = Vec::new();
+    for (fid, scan) in scans.iter().filter(|(_, s)| !s.accepted.is_empty()) {
+        let text = &index.files[*fid].text;
+        for (n, line) in text.lines().enumerate() {
+            let n = n as u32 + 1;
+            for (lit_line, matched, literal) in scan.accepted.iter().filter(|a| a.0 == n) {
+                if let Some(name) = constants::declared_constant(line) {
+                    found.push((
+                        *matched,
+                        MessageConstant {
+                            file: *fid,
+                            line: *lit_line,
+                            name,
+                            literal: literal.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    found.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(a.1.file.cmp(&b.1.file))
+            .then(a.1.line.cmp(&b.1.line))
+    });
+    let mut out: Vec<MessageConstant> = Vec::new();
+    for (_, c) in found {
+        if out.len() < constants::MAX_CONSTANTS && !out.iter().any(|o| o.name == c.name) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// How sure a match is: rare constant words make it surer, saturating (a long message is no
+/// more relevant than a short one, only as certain).
+fn match_weight(matched: &[&str], total: usize, idf: &dyn Fn(&str) -> f64) -> f64 {
+    let evidence: f64 = matched.iter().map(|t| idf(t)).sum();
+    evidence / (evidence + MATCH_SATURATION) * matched.len() as f64 / total as f64
+}
+
+/// Each use of a message constant, matched as if the constant's message were written there.
+fn match_constants(
+    index: &RepoIndex,
+    templates: &Templates,
+    out: &LogSearch,
+    inverted: &HashMap<&str, Vec<u32>>,
+    idf: &dyn Fn(&str) -> f64,
+) -> Vec<Match> {
+    let mut matches = Vec::new();
+    for (ci, c) in out.constants.iter().enumerate() {
+        let pattern = literal_pattern(&c.literal, index.files[c.file].lang);
+        let total = pattern.constant_tokens();
+        for ti in candidate_templates(&pattern, inverted) {
+            let m = pattern.matched(&templates.templates[ti as usize].tokens);
+            if !accept(m.len(), total) {
+                continue;
+            }
+            let weight = match_weight(&m, total, idf);
+            for (ui, _) in out
+                .constant_uses
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| u.constant == ci)
+            {
+                matches.push(Match {
+                    site: SiteRef::Use(ui),
+                    template: ti as usize,
+                    matched: m.len(),
+                    total,
+                    weight,
+                });
+            }
+        }
+    }
+    matches
 }
 
 struct FileScan {
@@ -162,6 +255,19 @@ struct FileScan {
     candidates: usize,
     best: usize,
     df: Vec<(u32, u32)>,
+    /// The literals that matched a template: line, constant tokens matched, text.
+    accepted: Vec<(u32, usize, String)>,
+}
+
+/// A literal's pattern. The lexer keeps no prefix: a Scala literal is read as interpolated
+/// (`s"…$x"`) so that its `$x` are values, as they are in the call site's own pattern.
+fn literal_pattern(text: &str, lang: crate::code::Lang) -> Pattern {
+    let prefix = if lang == crate::code::Lang::Scala {
+        "s"
+    } else {
+        ""
+    };
+    Pattern::from_pieces(&literal_pieces(&format!("{prefix}\"{text}\""), lang))
 }
 
 /// Phase 1 of `search`, per file: its literals, those that match a template, the best match
@@ -182,20 +288,11 @@ fn scan_literals(
                 candidates: 0,
                 best: 0,
                 df: Vec::new(),
+                accepted: Vec::new(),
             };
             let mut local: HashMap<u32, u32> = HashMap::new();
             for lit in &f.literals {
-                // The lexer keeps no prefix: a Scala literal is read as interpolated (`s"…$x"`)
-                // so that its `$x` are values, as they are in the call site's own pattern.
-                let prefix = if f.lang == crate::code::Lang::Scala {
-                    "s"
-                } else {
-                    ""
-                };
-                let pattern = Pattern::from_pieces(&literal_pieces(
-                    &format!("{prefix}\"{}\"", lit.text),
-                    f.lang,
-                ));
+                let pattern = literal_pattern(&lit.text, f.lang);
                 let mut uniq: Vec<&str> = pattern
                     .fragments
                     .iter()
@@ -227,6 +324,7 @@ fn scan_literals(
                 if let Some(m) = best {
                     s.candidates += 1;
                     s.best = s.best.max(m);
+                    s.accepted.push((lit.line, m, lit.text.clone()));
                 }
             }
             s.df = local.into_iter().collect();
@@ -235,8 +333,15 @@ fn scan_literals(
         .collect()
 }
 
+/// What matched: a call site of a parsed file (file, site), or a use of a message constant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum SiteRef {
+    Call(usize, usize),
+    Use(usize),
+}
+
 struct Match {
-    site: (usize, usize),
+    site: SiteRef,
     template: usize,
     matched: usize,
     total: usize,
@@ -269,13 +374,9 @@ fn match_sites(
                 if !accept(m.len(), total) {
                     continue;
                 }
-                // How sure the match is: rare constant words make it surer, saturating (a
-                // long message is no more relevant than a short one, only as certain).
-                let evidence: f64 = m.iter().map(|t| idf(t)).sum();
-                let weight =
-                    evidence / (evidence + MATCH_SATURATION) * m.len() as f64 / total as f64;
+                let weight = match_weight(&m, total, idf);
                 matches.push(Match {
-                    site: (fid, si),
+                    site: SiteRef::Call(fid, si),
                     template: ti as usize,
                     matched: m.len(),
                     total,
@@ -289,7 +390,12 @@ fn match_sites(
 }
 
 /// Phase 3 of `search`: the credit of each call site, best first.
-fn credit_sites(index: &RepoIndex, templates: &Templates, matches: &[Match]) -> Vec<SiteHit> {
+fn credit_sites(
+    index: &RepoIndex,
+    templates: &Templates,
+    matches: &[Match],
+    uses: &[ConstantUse],
+) -> Vec<SiteHit> {
     // 3. A line credits only the sites that explain it best (ties share the credit).
     let mut best: HashMap<usize, f64> = HashMap::new();
     for m in matches {
@@ -303,7 +409,7 @@ fn credit_sites(index: &RepoIndex, templates: &Templates, matches: &[Match]) -> 
         }
     }
     let n_lines = templates.total_lines.max(2) as f64;
-    let mut per_site: HashMap<(usize, usize), SiteHit> = HashMap::new();
+    let mut per_site: HashMap<SiteRef, SiteHit> = HashMap::new();
     for m in matches {
         if m.weight < 0.9 * best[&m.template] {
             continue;
@@ -320,19 +426,29 @@ fn credit_sites(index: &RepoIndex, templates: &Templates, matches: &[Match]) -> 
                 / REPORT_WORDS_CAP as f64;
         let credit = m.weight * tpl.level.weight() * source_weight * focus * about
             / ties[&m.template] as f64;
-        let model = index.model(m.site.0);
-        let site = &model.sites[m.site.1];
-        let e = per_site.entry(m.site).or_insert_with(|| SiteHit {
-            file: m.site.0,
-            line: site.line,
-            end_line: site.end_line,
-            kind: site.kind,
-            callee: site.callee.clone(),
-            score: 0.0,
-            template: m.template,
-            matched: m.matched,
-            total: m.total,
-            lines: 0,
+        let e = per_site.entry(m.site).or_insert_with(|| {
+            let (file, line, end_line, kind, callee) = match m.site {
+                SiteRef::Call(f, si) => {
+                    let site = &index.model(f).sites[si];
+                    (f, site.line, site.end_line, site.kind, site.callee.clone())
+                }
+                SiteRef::Use(ui) => {
+                    let u = &uses[ui];
+                    (u.file, u.line, u.line, u.kind, u.callee.clone())
+                }
+            };
+            SiteHit {
+                file,
+                line,
+                end_line,
+                kind,
+                callee,
+                score: 0.0,
+                template: m.template,
+                matched: m.matched,
+                total: m.total,
+                lines: 0,
+            }
         });
         e.lines += tpl.count;
         if credit > e.score {
@@ -421,6 +537,56 @@ mod tests {
         // The test's copy of the statement ties with the real one and is discounted.
         let test = s.hits.iter().find(|h| h.file == 2).unwrap();
         assert!(test.score < server.score);
+    }
+
+    #[test]
+    fn a_message_constant_leads_to_where_it_is_raised_not_where_it_is_compared() {
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![
+                (
+                    "mvcc/errors.go".into(),
+                    "package mvcc\n\nvar (\n\tErrCompacted = errors.New(\"mvcc: required revision has been compacted\")\n)\n".into(),
+                ),
+                (
+                    "mvcc/kvstore.go".into(),
+                    "package mvcc\n\nfunc (s *store) hashByRev(rev int64) error {\n\tif rev <= s.compactRev {\n\t\treturn ErrCompacted\n\t}\n\treturn nil\n}\n".into(),
+                ),
+                (
+                    "corrupt.go".into(),
+                    "package etcd\n\nfunc check(err error) bool {\n\tif err == mvcc.ErrCompacted {\n\t\treturn false\n\t}\n\treturn true\n}\n".into(),
+                ),
+            ],
+        );
+        let mut t = Templates::default();
+        t.add_source(
+            "follower.log",
+            "{\"level\":\"warn\",\"msg\":\"failed to get hashKV\",\"error\":\"mvcc: required revision has been compacted\"}\n",
+            false,
+        );
+        let s = search(&idx, &t);
+        assert_eq!(s.constants.len(), 1, "{:?}", s.constants);
+        assert_eq!(s.constants[0].name, "ErrCompacted");
+        let at = |file: &str, line: u32| {
+            s.hits
+                .iter()
+                .any(|h| idx.files[h.file].path == file && h.line == line)
+        };
+        assert!(
+            at("mvcc/errors.go", 4),
+            "the declaration is a match of its own"
+        );
+        assert!(
+            at("mvcc/kvstore.go", 5),
+            "the return that raises it is followed"
+        );
+        assert!(!at("corrupt.go", 4), "a comparison raises nothing");
+        let raised = s.hits.iter().find(|h| h.line == 5).unwrap();
+        assert!(
+            raised.callee.contains("declared at mvcc/errors.go:4"),
+            "{}",
+            raised.callee
+        );
     }
 
     #[test]

@@ -142,12 +142,14 @@ fn match_logs(
     ));
     let logs = logmatch::search(index, templates);
     let mut obs = timed(started, format!(
-        "{} of {} string literals share words with the evidence, in {} files; parsed them: {} call sites with a message, {} match evidence lines",
+        "{} of {} string literals share words with the evidence, in {} files; parsed them: {} call sites with a message, {} match evidence lines; {} message constants matched, raised at {} lines",
         logs.candidate_literals,
         logs.literals,
         logs.files_parsed.len(),
         logs.sites_tried,
-        logs.hits.len()
+        logs.hits.len(),
+        logs.constants.len(),
+        logs.constant_uses.len()
     ));
     for h in logs.hits.iter().take(8) {
         obs.paths_read
