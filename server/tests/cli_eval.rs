@@ -85,6 +85,50 @@ fn eval_measures_each_stage_and_reads_its_json_back() {
     let (code, again, err) = eval(&["--from", json.to_str().unwrap()], scratch.path());
     assert_eq!(code, 0, "{err}");
     assert_eq!(again, out);
+
+    // Against an earlier run with one incident's coverage lowered: a paired comparison that
+    // names the incident and finds no change on the rest.
+    let mut earlier = v.clone();
+    let first = earlier["results"][0]["id"].as_str().unwrap().to_string();
+    earlier["results"][0]["metrics"]["block_coverage"] = serde_json::json!(-1.0);
+    let earlier_path = scratch.path().join("earlier.json");
+    std::fs::write(&earlier_path, earlier.to_string()).unwrap();
+    let (code, paired, err) = eval(
+        &[
+            "--from",
+            json.to_str().unwrap(),
+            "--against",
+            earlier_path.to_str().unwrap(),
+        ],
+        scratch.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        paired.contains(&format!("paired over {} incidents", results.len())),
+        "{paired}"
+    );
+    assert!(
+        paired.contains("coverage rose on 1 incident(s):"),
+        "{paired}"
+    );
+    assert!(paired.contains(&first), "{paired}");
+    assert!(
+        paired.contains("coverage fell on 0 incident(s):"),
+        "{paired}"
+    );
+    // A missing earlier run is an error naming the file, before anything runs.
+    let missing = scratch.path().join("missing.json");
+    let (code, _, err) = eval(
+        &[
+            "--from",
+            json.to_str().unwrap(),
+            "--against",
+            missing.to_str().unwrap(),
+        ],
+        scratch.path(),
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("missing.json"), "{err}");
 }
 
 #[test]

@@ -8,16 +8,15 @@ use distdebug::lsp::ServerOptions;
 use serde_json::{json, Value};
 use std::path::Path;
 
+fn is_too_large_note(m: &Value) -> bool {
+    is_notification(m, "window/logMessage")
+        && m["params"]["message"]
+            .as_str()
+            .is_some_and(|s| s.contains("above maxParseBytes"))
+}
+
 fn too_large_notes(c: &TestClient) -> usize {
-    c.log
-        .iter()
-        .filter(|m| {
-            is_notification(m, "window/logMessage")
-                && m["params"]["message"]
-                    .as_str()
-                    .is_some_and(|s| s.contains("above maxParseBytes"))
-        })
-        .count()
+    c.log.iter().filter(|m| is_too_large_note(m)).count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,6 +74,8 @@ async fn a_document_above_the_limit_is_served_as_text_with_one_message() {
             "{one_line} in {titles:?}"
         );
     }
+    // The note is a notification of its own and may come after the answers.
+    c.wait_for("the note", is_too_large_note).await.unwrap();
     c.call("distdebug/status", Value::Null).await.unwrap();
     assert_eq!(too_large_notes(&c), 1, "said once: {:?}", c.log);
 
@@ -97,7 +98,11 @@ async fn a_document_above_the_limit_is_served_as_text_with_one_message() {
     )
     .await
     .unwrap();
+    let reopened = c.log.len();
     c.call("textDocument/codeAction", action(3)).await.unwrap();
+    c.wait_from(reopened, "the note after reopening", is_too_large_note)
+        .await
+        .unwrap();
     c.call("distdebug/status", Value::Null).await.unwrap();
     assert_eq!(too_large_notes(&c), 2);
     c.shutdown().await.unwrap();

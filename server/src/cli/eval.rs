@@ -46,6 +46,10 @@ pub struct EvalArgs {
     /// Print the tables of a JSON file an earlier run wrote (--json) instead of running
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+    /// Also compare this run (or --from) with an earlier one, incident by incident: the mean
+    /// change of each metric with a paired bootstrap interval, and the incidents that moved
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<PathBuf>,
     /// Seed of the bootstrap intervals
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -65,6 +69,8 @@ pub fn run(a: EvalArgs) -> CliResult {
         folds_by_system: a.folds.is_some(),
         reuse_places: a.reuse_places,
     };
+    // Read the earlier run first: a wrong path should not cost a whole evaluation.
+    let before = a.against.as_deref().map(eval::load).transpose()?;
     let report = match &a.from {
         Some(p) => eval::load(p)?,
         None => eval::run_eval(&opts, &mut |line| eprintln!("{line}"))?,
@@ -79,6 +85,10 @@ pub fn run(a: EvalArgs) -> CliResult {
     print!("{}", eval::table::render(&report, a.seed));
     if let Some(p) = &a.json {
         eval::save(&report, p)?;
+    }
+    if let Some(before) = &before {
+        let paired = eval::paired::compare(&report, before, a.seed);
+        print!("\n{}", eval::paired::render(&paired));
     }
     Ok(())
 }

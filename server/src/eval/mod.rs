@@ -5,6 +5,7 @@
 
 pub mod fit;
 pub mod fixed;
+pub mod paired;
 pub mod stages;
 pub mod table;
 pub mod workspaces;
