@@ -2,7 +2,7 @@
 //! errors.New("mvcc: required revision has been compacted")` in Go, `static final String
 //! UNREASONABLE_LENGTH = "Unreasonable length = "` in Java, `const PREFIX: &str = "…"` in
 //! Rust. The evidence quotes the message, but the code that failed is where the constant is
-//! returned, thrown or compared, not where it is declared; these are the uses to follow.
+//! returned or thrown, not where it is declared; those are the uses to follow.
 
 use crate::code::{RepoIndex, SiteKind};
 use regex::Regex;

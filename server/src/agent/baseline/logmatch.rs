@@ -174,21 +174,22 @@ pub fn search(index: &RepoIndex, templates: &Templates) -> LogSearch {
 fn message_constants(index: &RepoIndex, scans: &[(usize, FileScan)]) -> Vec<MessageConstant> {
     let mut found: Vec<(usize, MessageConstant)> = Vec::new();
     for (fid, scan) in scans.iter().filter(|(_, s)| !s.accepted.is_empty()) {
-        let text = &index.files[*fid].text;
-        for (n, line) in text.lines().enumerate() {
-            let n = n as u32 + 1;
-            for (lit_line, matched, literal) in scan.accepted.iter().filter(|a| a.0 == n) {
-                if let Some(name) = constants::declared_constant(line) {
-                    found.push((
-                        *matched,
-                        MessageConstant {
-                            file: *fid,
-                            line: *lit_line,
-                            name,
-                            literal: literal.clone(),
-                        },
-                    ));
-                }
+        let lines: Vec<&str> = index.files[*fid].text.lines().collect();
+        for (lit_line, matched, literal) in &scan.accepted {
+            let line = (*lit_line as usize)
+                .checked_sub(1)
+                .and_then(|i| lines.get(i).copied())
+                .unwrap_or("");
+            if let Some(name) = constants::declared_constant(line) {
+                found.push((
+                    *matched,
+                    MessageConstant {
+                        file: *fid,
+                        line: *lit_line,
+                        name,
+                        literal: literal.clone(),
+                    },
+                ));
             }
         }
     }
