@@ -3,6 +3,8 @@
 //! is the noisiest part of the pipeline (a fold may choose 2 blocks, the next 6); this view
 //! compares two rankings, or two sets of candidates, on the order they give alone.
 
+// Places of one function named at most at a fixed count: as many as the fitted selection allows.
+use super::fit::PER_FUNCTION;
 use crate::agent::baseline::BaselineConfig;
 use crate::score::Metrics;
 use serde::{Deserialize, Serialize};
@@ -10,8 +12,6 @@ use std::fmt::Write;
 
 /// The block counts shown.
 pub const COUNTS: [usize; 4] = [1, 2, 3, 5];
-/// Places of one function named at most at a fixed count.
-const PER_FUNCTION: usize = 2;
 
 /// The means over the reported incidents at one block count, in [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,12 +6,12 @@
 use super::{EvalReport, IncidentResult};
 use crate::score::bootstrap::percentile_ci;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 /// Bootstrap resamples of the paired intervals.
 const RESAMPLES: usize = 10_000;
-/// The metrics compared, in the order of every row.
+/// The metrics compared, in the order of `Metrics::as_array`.
 const METRICS: [&str; 4] = [
     "block coverage",
     "block precision",
@@ -51,21 +51,11 @@ pub struct Paired {
 /// One incident's metrics before and after, and its id.
 type Pair<'a> = ([f64; 4], [f64; 4], &'a str);
 
-fn row(r: &IncidentResult) -> [f64; 4] {
-    let m = &r.metrics;
-    [
-        m.block_coverage,
-        m.block_precision,
-        m.block_hit_rate,
-        m.file_coverage,
-    ]
-}
-
 /// `after` against `before`, incident by incident (matched by id).
 pub fn compare(after: &EvalReport, before: &EvalReport, seed: u64) -> Paired {
     let old: HashMap<&str, &IncidentResult> =
         before.results.iter().map(|r| (r.id.as_str(), r)).collect();
-    let new_ids: Vec<&str> = after.results.iter().map(|r| r.id.as_str()).collect();
+    let new_ids: HashSet<&str> = after.results.iter().map(|r| r.id.as_str()).collect();
     let mut unmatched: Vec<String> = before
         .results
         .iter()
@@ -75,7 +65,7 @@ pub fn compare(after: &EvalReport, before: &EvalReport, seed: u64) -> Paired {
     let mut pairs: Vec<Pair> = Vec::new();
     for r in &after.results {
         match old.get(r.id.as_str()) {
-            Some(o) => pairs.push((row(o), row(r), r.id.as_str())),
+            Some(o) => pairs.push((o.metrics.as_array(), r.metrics.as_array(), r.id.as_str())),
             None => unmatched.push(r.id.clone()),
         }
     }
