@@ -69,12 +69,32 @@ fn uses_word(line: &str, name: &str) -> bool {
     })
 }
 
-/// What a use does with the message: raises or returns it, or only compares or passes it.
-fn use_kind(line: &str) -> SiteKind {
+/// Whether `line` compares `name` rather than produces it: `errors.Is(err, ErrX)`,
+/// `err == ErrX`, `ERR.equals(msg)`. A handler that tests for an error did not raise it, even
+/// when it returns on the same line.
+fn compares(line: &str, name: &str) -> bool {
+    if ["errors.Is(", "errors.As(", ".equals("]
+        .iter()
+        .any(|w| line.contains(w))
+    {
+        return true;
+    }
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].trim_end();
+        let after = line[i + name.len()..].trim_start();
+        ["==", "!="]
+            .iter()
+            .any(|op| before.ends_with(op) || after.starts_with(op))
+    })
+}
+
+/// What a use of `name` does with the message: raises or returns it, or only compares or
+/// passes it.
+fn use_kind(line: &str, name: &str) -> SiteKind {
     let raises = [
         "throw", "raise", "return", "Err(", "panic", "Error(", "errors.",
     ];
-    if raises.iter().any(|w| line.contains(w)) {
+    if raises.iter().any(|w| line.contains(w)) && !compares(line, name) {
         SiteKind::Error
     } else {
         SiteKind::Other
@@ -99,7 +119,7 @@ pub fn uses(index: &RepoIndex, constants: &[MessageConstant]) -> Vec<ConstantUse
                 let n = i as u32 + 1;
                 if (f == c.file && n == c.line)
                     || !uses_word(line, &c.name)
-                    || use_kind(line) != SiteKind::Error
+                    || use_kind(line, &c.name) != SiteKind::Error
                 {
                     continue;
                 }
@@ -159,14 +179,28 @@ mod tests {
         assert!(uses_word("return 0, ErrCompacted", "ErrCompacted"));
         assert!(!uses_word("return ErrCompactedTooFar", "ErrCompacted"));
         assert!(!uses_word("x.MyErrCompacted", "ErrCompacted"));
+        let kind = |line: &str| use_kind(line, "ErrCompacted");
+        assert_eq!(kind("    return 0, 0, rev, ErrCompacted"), SiteKind::Error);
         assert_eq!(
-            use_kind("    return 0, 0, rev, ErrCompacted"),
+            kind("\treturn errors.Wrap(ErrCompacted, \"x\")"),
             SiteKind::Error
         );
         assert_eq!(
-            use_kind("  throw new IOException(UNREASONBLE_LENGTH + len);"),
+            use_kind(
+                "  throw new IOException(UNREASONBLE_LENGTH + len);",
+                "UNREASONBLE_LENGTH"
+            ),
             SiteKind::Error
         );
-        assert_eq!(use_kind("  if err == ErrCompacted {"), SiteKind::Other);
+        assert_eq!(kind("  if err == ErrCompacted {"), SiteKind::Other);
+        // Tests for the error, though the line returns: the handler did not raise it.
+        assert_eq!(
+            kind("\treturn errors.Is(err, ErrCompacted)"),
+            SiteKind::Other
+        );
+        assert_eq!(
+            kind("\tif err != ErrCompacted { return err }"),
+            SiteKind::Other
+        );
     }
 }

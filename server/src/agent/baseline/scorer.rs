@@ -104,6 +104,68 @@ impl<'a> BlockScorer<'a> {
         self.best_blocks_of(top, keep, max)
     }
 
+    /// The functions of the best `files` files whose whole body best matches the report,
+    /// `keep` at most, each as its best small block inside: (file, start, end, score 0..1,
+    /// words). A causal function often matches the report as a whole while none of its
+    /// statements is among the best blocks of a large file.
+    pub fn best_functions(
+        &self,
+        files: usize,
+        keep: usize,
+        max: u32,
+    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+        if self.query.is_empty() || self.top_file <= 0.0 {
+            return Vec::new();
+        }
+        let top: Vec<(usize, f64)> = self
+            .corpus
+            .files
+            .iter()
+            .filter(|(f, _)| self.index.files[*f].lang.grammar().is_some())
+            .take(files)
+            .cloned()
+            .collect();
+        let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
+        self.index.parse_many(&ids);
+        let mut scored: Vec<(f64, usize, usize, Vec<String>)> = Vec::new();
+        for (file, fscore) in top {
+            let m = self.index.model(file);
+            let f = &self.index.files[file];
+            let test = if logmatch::is_test_path(&f.path) {
+                0.3
+            } else {
+                1.0
+            };
+            for (i, b) in m.blocks.iter().enumerate() {
+                let is_function = b.kind == BlockKind::Definition
+                    && b.def_kind
+                        .is_some_and(|k| matches!(k, "function" | "method" | "constructor"));
+                if !is_function {
+                    continue;
+                }
+                let (s, words) =
+                    self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+                if s > 0.0 {
+                    scored.push((
+                        s * (0.5 + 0.5 * fscore / self.top_file) * test,
+                        file,
+                        i,
+                        words,
+                    ));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let best = scored.first().map(|s| s.0).unwrap_or(1.0);
+        let mut out = Vec::new();
+        for (score, file, def, words) in scored.into_iter().take(keep) {
+            if let Some(&(s, e)) = self.best_inside(file, def, max, 1).first() {
+                out.push((file, s, e, score / best, words));
+            }
+        }
+        out
+    }
+
     /// The best small blocks of the given files (with their BM25 scores), as `best_blocks`.
     pub fn best_blocks_of(
         &self,

@@ -32,6 +32,8 @@ const MAX_TOGETHER: usize = 16;
 /// Files and blocks BM25 proposes.
 const BM25_FILES: usize = 16;
 const BM25_BLOCKS: usize = 16;
+/// Functions BM25 proposes, each as its best block.
+const BM25_FUNCTIONS: usize = 16;
 
 /// A crashing frame's block, kept as a seed of the data flow: (file, start, end, strength,
 /// whether the failure speaks of something missing).
@@ -68,6 +70,19 @@ pub fn propose(
             score,
             source: Source::Bm25,
             reason: format!("shares the report's words: {}", words.join(", ")),
+        });
+    }
+    for (file, s, e, score, words) in scorer.best_functions(BM25_FILES, BM25_FUNCTIONS, max) {
+        cands.push(Candidate {
+            file,
+            start: s,
+            end: e,
+            score,
+            source: Source::Bm25,
+            reason: format!(
+                "in a function that shares the report's words: {}",
+                words.join(", ")
+            ),
         });
     }
     sink.check()?;
