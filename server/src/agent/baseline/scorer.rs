@@ -86,6 +86,17 @@ impl<'a> BlockScorer<'a> {
         out
     }
 
+    /// The best `files` files by BM25 that the code model can parse, with their scores.
+    fn top_files(&self, files: usize) -> Vec<(usize, f64)> {
+        self.corpus
+            .files
+            .iter()
+            .filter(|(f, _)| self.index.files[*f].lang.grammar().is_some())
+            .take(files)
+            .cloned()
+            .collect()
+    }
+
     /// The best small blocks of the best `files` files: (file, start, end, score 0..1, words).
     pub fn best_blocks(
         &self,
@@ -93,15 +104,7 @@ impl<'a> BlockScorer<'a> {
         keep: usize,
         max: u32,
     ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
-        let top: Vec<(usize, f64)> = self
-            .corpus
-            .files
-            .iter()
-            .filter(|(f, _)| self.index.files[*f].lang.grammar().is_some())
-            .take(files)
-            .cloned()
-            .collect();
-        self.best_blocks_of(top, keep, max)
+        self.best_blocks_of(self.top_files(files), keep, max)
     }
 
     /// The functions of the best `files` files whose whole body best matches the report,
@@ -117,14 +120,7 @@ impl<'a> BlockScorer<'a> {
         if self.query.is_empty() || self.top_file <= 0.0 {
             return Vec::new();
         }
-        let top: Vec<(usize, f64)> = self
-            .corpus
-            .files
-            .iter()
-            .filter(|(f, _)| self.index.files[*f].lang.grammar().is_some())
-            .take(files)
-            .cloned()
-            .collect();
+        let top = self.top_files(files);
         let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
         self.index.parse_many(&ids);
         let mut scored: Vec<(f64, usize, usize, Vec<String>)> = Vec::new();

@@ -62,27 +62,21 @@ pub fn propose(
     cands.extend(together_candidates(sig));
     let related = related_candidates(sig, scorer, &cands, max, sink)?;
     cands.extend(related);
-    for (file, s, e, score, words) in scorer.best_blocks(BM25_FILES, BM25_BLOCKS, max) {
+    let blocks = scorer.best_blocks(BM25_FILES, BM25_BLOCKS, max);
+    let functions = scorer.best_functions(BM25_FILES, BM25_FUNCTIONS, max);
+    let bm25 = (blocks.into_iter().map(|b| (b, "shares"))).chain(
+        functions
+            .into_iter()
+            .map(|b| (b, "lies in a function that shares")),
+    );
+    for ((file, s, e, score, words), what) in bm25 {
         cands.push(Candidate {
             file,
             start: s,
             end: e,
             score,
             source: Source::Bm25,
-            reason: format!("shares the report's words: {}", words.join(", ")),
-        });
-    }
-    for (file, s, e, score, words) in scorer.best_functions(BM25_FILES, BM25_FUNCTIONS, max) {
-        cands.push(Candidate {
-            file,
-            start: s,
-            end: e,
-            score,
-            source: Source::Bm25,
-            reason: format!(
-                "in a function that shares the report's words: {}",
-                words.join(", ")
-            ),
+            reason: format!("{what} the report's words: {}", words.join(", ")),
         });
     }
     sink.check()?;
