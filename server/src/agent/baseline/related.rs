@@ -241,12 +241,20 @@ pub fn definitions_named(index: &RepoIndex, name: &str, cap: usize) -> Vec<(usiz
     out
 }
 
+/// Whether block `b` defines a function, method or constructor.
+pub fn is_function(b: &crate::code::Block) -> bool {
+    b.kind == BlockKind::Definition
+        && matches!(b.def_kind, Some("function" | "method" | "constructor"))
+}
+
 /// Whether block `b` defines a function, method or constructor called `name`.
 pub fn is_function_named(b: &crate::code::Block, name: &str) -> bool {
-    b.kind == BlockKind::Definition
-        // C++ definitions out of their class are named `Class::method`.
-        && b.name.as_deref().map(|n| n.rsplit("::").next().unwrap_or(n)) == Some(name)
-        && matches!(b.def_kind, Some("function" | "method" | "constructor"))
+    // C++ definitions out of their class are named `Class::method`.
+    is_function(b)
+        && b.name
+            .as_deref()
+            .map(|n| n.rsplit("::").next().unwrap_or(n))
+            == Some(name)
 }
 
 /// The functions called from lines `start..=end` of file `file`, resolved to their

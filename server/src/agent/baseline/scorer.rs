@@ -127,16 +127,9 @@ impl<'a> BlockScorer<'a> {
         for (file, fscore) in top {
             let m = self.index.model(file);
             let f = &self.index.files[file];
-            let test = if logmatch::is_test_path(&f.path) {
-                0.3
-            } else {
-                1.0
-            };
+            let test = test_weight(&f.path);
             for (i, b) in m.blocks.iter().enumerate() {
-                let is_function = b.kind == BlockKind::Definition
-                    && b.def_kind
-                        .is_some_and(|k| matches!(k, "function" | "method" | "constructor"));
-                if !is_function {
+                if !super::related::is_function(b) {
                     continue;
                 }
                 let (s, words) =
@@ -178,11 +171,7 @@ impl<'a> BlockScorer<'a> {
         for (file, fscore) in top {
             let m = self.index.model(file);
             let f = &self.index.files[file];
-            let test = if logmatch::is_test_path(&f.path) {
-                0.3
-            } else {
-                1.0
-            };
+            let test = test_weight(&f.path);
             // The enclosing function's own score gives context to its statements.
             let mut fn_scores: HashMap<usize, f64> = HashMap::new();
             for (i, b) in m.blocks.iter().enumerate() {
@@ -230,6 +219,15 @@ impl<'a> BlockScorer<'a> {
             k.3 /= top;
         }
         kept
+    }
+}
+
+/// How much a block of test code counts against one of the code under test.
+fn test_weight(path: &str) -> f64 {
+    if logmatch::is_test_path(path) {
+        0.3
+    } else {
+        1.0
     }
 }
 
