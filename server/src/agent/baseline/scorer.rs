@@ -4,6 +4,7 @@
 use super::bm25::{self, Corpus, Query};
 use super::logmatch;
 use crate::code::{BlockKind, RepoIndex};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// BM25 of blocks of the repository against the report.
@@ -13,7 +14,14 @@ pub struct BlockScorer<'a> {
     corpus: &'a Corpus,
     /// The best file's score, for normalising.
     top_file: f64,
+    /// BM25 of blocks already scored, by (file, block index): a function is asked for by the
+    /// BM25 blocks of its statements, by the function candidates and by `best_inside`.
+    scores: RefCell<HashMap<(usize, usize), f64>>,
 }
+
+/// A candidate block of the BM25 kinds: (file, start, end, score 0..1, the report's words it
+/// holds).
+pub type ScoredBlock = (usize, u32, u32, f64, Vec<String>);
 
 /// Assumed average length of a block in terms, for BM25's length normalisation.
 const AVG_BLOCK_TERMS: f64 = 40.0;
@@ -25,28 +33,56 @@ impl<'a> BlockScorer<'a> {
             query,
             corpus,
             top_file: corpus.files.first().map(|f| f.1).unwrap_or(0.0),
+            scores: RefCell::new(HashMap::new()),
         }
     }
 
-    pub fn text_score(&self, text: &str) -> (f64, Vec<String>) {
+    fn text_score(&self, text: &str) -> f64 {
         if self.query.is_empty() {
-            return (0.0, Vec::new());
+            return 0.0;
         }
         let (tf, len) = bm25::count_terms(text, self.query, &mut String::new());
-        let s = bm25::bm25(&tf, len, AVG_BLOCK_TERMS, self.query, self.corpus);
+        bm25::bm25(&tf, len, AVG_BLOCK_TERMS, self.query, self.corpus)
+    }
+
+    /// The five report words of `text` that weigh most (rarest in the repository, most
+    /// often in the report): what a BM25 candidate's rationale quotes.
+    fn words(&self, text: &str) -> Vec<String> {
+        let (tf, _) = bm25::count_terms(text, self.query, &mut String::new());
         let mut words: Vec<(String, f64)> = tf
-            .keys()
-            .map(|t| (t.clone(), self.corpus.idf(t) * self.query.terms[t]))
+            .into_keys()
+            .map(|t| {
+                let w = self.corpus.idf(&t) * self.query.terms[&t];
+                (t, w)
+            })
             .collect();
         words.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        (s, words.into_iter().take(5).map(|w| w.0).collect())
+        words.into_iter().take(5).map(|w| w.0).collect()
+    }
+
+    fn block_text(&self, file: usize, block: usize) -> &str {
+        let m = self.index.model(file);
+        let b = &m.blocks[block];
+        self.index.files[file]
+            .text
+            .get(b.start_byte..b.end_byte)
+            .unwrap_or("")
+    }
+
+    /// BM25 of block `block` of `file`, scored once.
+    fn block_score(&self, file: usize, block: usize) -> f64 {
+        if let Some(s) = self.scores.borrow().get(&(file, block)) {
+            return *s;
+        }
+        let s = self.text_score(self.block_text(file, block));
+        self.scores.borrow_mut().insert((file, block), s);
+        s
     }
 
     /// BM25 of lines `start..=end` of a file.
     pub fn range_score(&self, file: usize, start: u32, end: u32) -> f64 {
         let f = &self.index.files[file];
-        let text = lines_text(&f.text, start, end);
-        self.text_score(text).0
+        self.text_score(lines_text(&f.text, start, end))
     }
 
     /// Inside definition `def` of `file`: the `k` blocks (at most `max` lines, not nested in
@@ -54,17 +90,16 @@ impl<'a> BlockScorer<'a> {
     /// is short and nothing inside matches.
     pub fn best_inside(&self, file: usize, def: usize, max: u32, k: usize) -> Vec<(u32, u32)> {
         let m = self.index.model(file);
-        let f = &self.index.files[file];
         let d = &m.blocks[def];
         let mut scored: Vec<(f64, u32, u32)> = Vec::new();
-        for b in m.blocks.iter().skip(def + 1) {
+        for (i, b) in m.blocks.iter().enumerate().skip(def + 1) {
             if b.start_byte >= d.end_byte {
                 break;
             }
             if b.lines() > max {
                 continue;
             }
-            let (s, _) = self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+            let s = self.block_score(file, i);
             if s > 0.0 {
                 scored.push((s, b.start_line, b.end_line));
             }
@@ -98,12 +133,7 @@ impl<'a> BlockScorer<'a> {
     }
 
     /// The best small blocks of the best `files` files: (file, start, end, score 0..1, words).
-    pub fn best_blocks(
-        &self,
-        files: usize,
-        keep: usize,
-        max: u32,
-    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+    pub fn best_blocks(&self, files: usize, keep: usize, max: u32) -> Vec<ScoredBlock> {
         self.best_blocks_of(self.top_files(files), keep, max)
     }
 
@@ -111,44 +141,33 @@ impl<'a> BlockScorer<'a> {
     /// `keep` at most, each as its best small block inside: (file, start, end, score 0..1,
     /// words). A causal function often matches the report as a whole while none of its
     /// statements is among the best blocks of a large file.
-    pub fn best_functions(
-        &self,
-        files: usize,
-        keep: usize,
-        max: u32,
-    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+    pub fn best_functions(&self, files: usize, keep: usize, max: u32) -> Vec<ScoredBlock> {
         if self.query.is_empty() || self.top_file <= 0.0 {
             return Vec::new();
         }
         let top = self.top_files(files);
         let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
         self.index.parse_many(&ids);
-        let mut scored: Vec<(f64, usize, usize, Vec<String>)> = Vec::new();
+        let mut scored: Vec<(f64, usize, usize)> = Vec::new();
         for (file, fscore) in top {
             let m = self.index.model(file);
-            let f = &self.index.files[file];
-            let test = test_weight(&f.path);
+            let test = test_weight(&self.index.files[file].path);
             for (i, b) in m.blocks.iter().enumerate() {
                 if !super::related::is_function(b) {
                     continue;
                 }
-                let (s, words) =
-                    self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+                let s = self.block_score(file, i);
                 if s > 0.0 {
-                    scored.push((
-                        s * (0.5 + 0.5 * fscore / self.top_file) * test,
-                        file,
-                        i,
-                        words,
-                    ));
+                    scored.push((s * (0.5 + 0.5 * fscore / self.top_file) * test, file, i));
                 }
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let best = scored.first().map(|s| s.0).unwrap_or(1.0);
         let mut out = Vec::new();
-        for (score, file, def, words) in scored.into_iter().take(keep) {
+        for (score, file, def) in scored.into_iter().take(keep) {
             if let Some(&(s, e)) = self.best_inside(file, def, max, 1).first() {
+                let words = self.words(self.block_text(file, def));
                 out.push((file, s, e, score / best, words));
             }
         }
@@ -161,19 +180,17 @@ impl<'a> BlockScorer<'a> {
         top: Vec<(usize, f64)>,
         keep: usize,
         max: u32,
-    ) -> Vec<(usize, u32, u32, f64, Vec<String>)> {
+    ) -> Vec<ScoredBlock> {
         if self.query.is_empty() || self.top_file <= 0.0 {
             return Vec::new();
         }
         let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
         self.index.parse_many(&ids);
-        let mut out: Vec<(usize, u32, u32, f64, Vec<String>)> = Vec::new();
+        // (file, block index, start, end, score)
+        let mut out: Vec<(usize, usize, u32, u32, f64)> = Vec::new();
         for (file, fscore) in top {
             let m = self.index.model(file);
-            let f = &self.index.files[file];
-            let test = test_weight(&f.path);
-            // The enclosing function's own score gives context to its statements.
-            let mut fn_scores: HashMap<usize, f64> = HashMap::new();
+            let test = test_weight(&self.index.files[file].path);
             for (i, b) in m.blocks.iter().enumerate() {
                 if b.lines() > max
                     || b.kind == BlockKind::Definition
@@ -182,31 +199,27 @@ impl<'a> BlockScorer<'a> {
                 {
                     continue;
                 }
-                let (s, words) =
-                    self.text_score(f.text.get(b.start_byte..b.end_byte).unwrap_or(""));
+                let s = self.block_score(file, i);
                 if s <= 0.0 {
                     continue;
                 }
+                // The enclosing function's own score gives context to its statements.
                 let fn_score = match m.function_of(i) {
-                    Some(fi) => *fn_scores.entry(fi).or_insert_with(|| {
-                        let fb = &m.blocks[fi];
-                        self.text_score(f.text.get(fb.start_byte..fb.end_byte).unwrap_or(""))
-                            .0
-                    }),
+                    Some(fi) => self.block_score(file, fi),
                     None => s,
                 };
                 let score = s
                     * (1.0 + fn_score / (fn_score + 10.0))
                     * (0.5 + 0.5 * fscore / self.top_file)
                     * test;
-                out.push((file, b.start_line, b.end_line, score, words));
+                out.push((file, i, b.start_line, b.end_line, score));
             }
         }
-        out.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        out.sort_by(|a, b| b.4.total_cmp(&a.4).then(a.0.cmp(&b.0)).then(a.2.cmp(&b.2)));
         // Nested blocks score alike; keep the best of each overlapping group.
-        let mut kept: Vec<(usize, u32, u32, f64, Vec<String>)> = Vec::new();
+        let mut kept: Vec<(usize, usize, u32, u32, f64)> = Vec::new();
         for c in out {
-            if kept.iter().any(|k| k.0 == c.0 && k.1 <= c.2 && c.1 <= k.2) {
+            if kept.iter().any(|k| k.0 == c.0 && k.2 <= c.3 && c.2 <= k.3) {
                 continue;
             }
             kept.push(c);
@@ -214,11 +227,18 @@ impl<'a> BlockScorer<'a> {
                 break;
             }
         }
-        let top = kept.first().map(|k| k.3).unwrap_or(1.0);
-        for k in &mut kept {
-            k.3 /= top;
-        }
-        kept
+        let top = kept.first().map(|k| k.4).unwrap_or(1.0);
+        kept.into_iter()
+            .map(|(file, i, s, e, score)| {
+                (
+                    file,
+                    s,
+                    e,
+                    score / top,
+                    self.words(self.block_text(file, i)),
+                )
+            })
+            .collect()
     }
 }
 
