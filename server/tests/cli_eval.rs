@@ -87,10 +87,15 @@ fn eval_measures_each_stage_and_reads_its_json_back() {
     assert_eq!(again, out);
 
     // Against an earlier run with one incident's coverage lowered: a paired comparison that
-    // names the incident and finds no change on the rest.
+    // names the incident and finds no change on the rest. The earlier run came from a build
+    // with two features: only its results are compared.
     let mut earlier = v.clone();
     let first = earlier["results"][0]["id"].as_str().unwrap().to_string();
     earlier["results"][0]["metrics"]["block_coverage"] = serde_json::json!(-1.0);
+    earlier["fitted_on_all"] = serde_json::json!({
+        "held_out": "none", "training_incidents": 1, "max_blocks": 1, "min_relative": 0.5,
+        "per_function": 1, "model": {"bias": 0.0, "weights": [0.5, 0.5]}
+    });
     let earlier_path = scratch.path().join("earlier.json");
     std::fs::write(&earlier_path, earlier.to_string()).unwrap();
     let (code, paired, err) = eval(

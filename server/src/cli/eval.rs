@@ -70,7 +70,7 @@ pub fn run(a: EvalArgs) -> CliResult {
         reuse_places: a.reuse_places,
     };
     // Read the earlier run first: a wrong path should not cost a whole evaluation.
-    let before = a.against.as_deref().map(eval::load).transpose()?;
+    let before = a.against.as_deref().map(eval::load_results).transpose()?;
     let report = match &a.from {
         Some(p) => eval::load(p)?,
         None => eval::run_eval(&opts, &mut |line| eprintln!("{line}"))?,

@@ -344,10 +344,28 @@ pub fn save(report: &EvalReport, path: &Path) -> Result<(), String> {
 pub fn load(path: &Path) -> Result<EvalReport, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: not an evaluation written by `distdebug eval --json`: {e}",
-            path.display()
-        )
+    serde_json::from_str(&text).map_err(|e| not_an_evaluation(path, e))
+}
+
+fn not_an_evaluation(path: &Path, e: serde_json::Error) -> String {
+    format!(
+        "{}: not an evaluation written by `distdebug eval --json`: {e}",
+        path.display()
+    )
+}
+
+/// Reads the per-incident results of a report `save` wrote, for a paired comparison. Only the
+/// results are read: the folds' weights of an earlier build may have other features.
+pub fn load_results(path: &Path) -> Result<EvalReport, String> {
+    #[derive(Deserialize)]
+    struct Results {
+        results: Vec<IncidentResult>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let r: Results = serde_json::from_str(&text).map_err(|e| not_an_evaluation(path, e))?;
+    Ok(EvalReport {
+        results: r.results,
+        ..EvalReport::default()
     })
 }
