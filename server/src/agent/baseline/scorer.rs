@@ -23,6 +23,15 @@ pub struct BlockScorer<'a> {
 /// holds).
 pub type ScoredBlock = (usize, u32, u32, f64, Vec<String>);
 
+/// A block of `best_blocks_of` before its words are looked up.
+struct Hit {
+    file: usize,
+    block: usize,
+    start: u32,
+    end: u32,
+    score: f64,
+}
+
 /// Assumed average length of a block in terms, for BM25's length normalisation.
 const AVG_BLOCK_TERMS: f64 = 40.0;
 
@@ -186,8 +195,7 @@ impl<'a> BlockScorer<'a> {
         }
         let ids: Vec<usize> = top.iter().map(|t| t.0).collect();
         self.index.parse_many(&ids);
-        // (file, block index, start, end, score)
-        let mut out: Vec<(usize, usize, u32, u32, f64)> = Vec::new();
+        let mut out: Vec<Hit> = Vec::new();
         for (file, fscore) in top {
             let m = self.index.model(file);
             let test = test_weight(&self.index.files[file].path);
@@ -212,14 +220,28 @@ impl<'a> BlockScorer<'a> {
                     * (1.0 + fn_score / (fn_score + 10.0))
                     * (0.5 + 0.5 * fscore / self.top_file)
                     * test;
-                out.push((file, i, b.start_line, b.end_line, score));
+                out.push(Hit {
+                    file,
+                    block: i,
+                    start: b.start_line,
+                    end: b.end_line,
+                    score,
+                });
             }
         }
-        out.sort_by(|a, b| b.4.total_cmp(&a.4).then(a.0.cmp(&b.0)).then(a.2.cmp(&b.2)));
+        out.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.file.cmp(&b.file))
+                .then(a.start.cmp(&b.start))
+        });
         // Nested blocks score alike; keep the best of each overlapping group.
-        let mut kept: Vec<(usize, usize, u32, u32, f64)> = Vec::new();
+        let mut kept: Vec<Hit> = Vec::new();
         for c in out {
-            if kept.iter().any(|k| k.0 == c.0 && k.2 <= c.3 && c.2 <= k.3) {
+            if kept
+                .iter()
+                .any(|k| k.file == c.file && k.start <= c.end && c.start <= k.end)
+            {
                 continue;
             }
             kept.push(c);
@@ -227,16 +249,11 @@ impl<'a> BlockScorer<'a> {
                 break;
             }
         }
-        let top = kept.first().map(|k| k.4).unwrap_or(1.0);
+        let top = kept.first().map(|k| k.score).unwrap_or(1.0);
         kept.into_iter()
-            .map(|(file, i, s, e, score)| {
-                (
-                    file,
-                    s,
-                    e,
-                    score / top,
-                    self.words(self.block_text(file, i)),
-                )
+            .map(|h| {
+                let words = self.words(self.block_text(h.file, h.block));
+                (h.file, h.start, h.end, h.score / top, words)
             })
             .collect()
     }
