@@ -6,6 +6,7 @@
 //! trajectory; each named block carries the evidence that led there.
 
 pub mod bm25;
+pub mod conditions;
 pub mod constants;
 pub mod context;
 pub mod dataflow;

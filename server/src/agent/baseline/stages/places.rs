@@ -1,12 +1,13 @@
 //! Stage 1b, candidate blocks as places: raw candidates that name mostly the same lines merge
 //! into one place, evidence on neighbouring statements of one function joins, and each place
 //! gets its feature vector: the strength of each kind of evidence, BM25 of its lines, whether
-//! it lies in a definition the report names, in test code, how many kinds agree, its length.
+//! it lies in a definition the report names, in test code, how many kinds agree, its length,
+//! whether it holds a branch.
 //! The file and function stages add their features afterwards.
 
 use super::super::context::{Candidate, Source};
 use super::super::scorer::BlockScorer;
-use super::super::{logmatch, related, smells};
+use super::super::{conditions, logmatch, related, smells};
 use super::blocks::NamedRegion;
 use crate::code::RepoIndex;
 use serde::{Deserialize, Serialize};
@@ -31,8 +32,9 @@ pub const FEATURES: [&str; K] = [
     "file_bm25",
     "file_evidence",
     "function_evidence",
+    "condition",
 ];
-pub const K: usize = 18;
+pub const K: usize = 19;
 pub const F_BM25_RANGE: usize = 10;
 pub const F_IN_NAMED: usize = 11;
 pub const F_TEST: usize = 12;
@@ -41,6 +43,7 @@ pub const F_LINES: usize = 14;
 pub const F_FILE_BM25: usize = 15;
 pub const F_FILE_EVIDENCE: usize = 16;
 pub const F_FUNCTION_EVIDENCE: usize = 17;
+pub const F_CONDITION: usize = 18;
 
 /// A candidate block with everything the ranking and selection need, free of the index (so an
 /// evaluation can rank and select it again with other weights).
@@ -190,6 +193,10 @@ fn describe(
             .filter(|s| p.features[s.feature()] > 0.0)
             .count();
         p.features[F_KINDS] = (kinds as f64 / 3.0).min(1.0);
+        let f = &index.files[p.file];
+        if conditions::has_branch(&f.text, f.lang, p.start, p.end) {
+            p.features[F_CONDITION] = 1.0;
+        }
         let lines = f64::from(p.end - p.start + 1);
         p.features[F_LINES] = (lines.ln() / f64::from(max_lines.max(2)).ln()).min(1.5);
         // The strongest kind of evidence names the place (BM25 only when nothing else does).
@@ -207,7 +214,6 @@ fn describe(
             .unwrap_or(p.source);
         // A block that drops an error on the floor is worth pointing out; on the corpus the
         // smell did not change which blocks rank first, so it annotates and does not score.
-        let f = &index.files[p.file];
         if let Some(sm) = smells::find(&f.text, f.lang, p.start, p.end).first() {
             p.reason = format!("{}; note line {}: {}", p.reason, sm.line, sm.what);
         }
