@@ -241,6 +241,88 @@ pub fn definitions_named(index: &RepoIndex, name: &str, cap: usize) -> Vec<(usiz
     out
 }
 
+/// The functions a report's qualified name points at (`QuorumPeer.shutdown`,
+/// `EntryCache::append`): those called like its last part that lie in a type named like the
+/// part before it, in a file named after it (`QuorumPeer.java`, `entry_cache.rs`), or whose
+/// header mentions it (a Go receiver). Empty when the name has no qualifier or none match.
+/// A method name such as `shutdown` is defined in too many files to be followed alone; its
+/// qualifier is what the report adds.
+pub fn definitions_qualified(index: &RepoIndex, id: &str, cap: usize) -> Vec<(usize, usize)> {
+    let mut parts = id.rsplit(['.', ':']).filter(|p| !p.is_empty());
+    let (Some(name), Some(qual)) = (parts.next(), parts.next()) else {
+        return Vec::new();
+    };
+    if name.len() < 3 || qual.len() < 3 || COMMON.contains(&name) {
+        return Vec::new();
+    }
+    let (by_name, by_qual) = (
+        memchr::memmem::Finder::new(name.as_bytes()),
+        memchr::memmem::Finder::new(qual.as_bytes()),
+    );
+    let mut files: Vec<usize> = index
+        .files
+        .par_iter()
+        .enumerate()
+        .filter(|(_, f)| f.lang.grammar().is_some())
+        .filter(|(_, f)| by_name.find(f.text.as_bytes()).is_some())
+        .filter(|(_, f)| by_qual.find(f.text.as_bytes()).is_some())
+        .map(|(i, _)| i)
+        .collect();
+    if files.len() > cap {
+        files.retain(|&f| named_after(&index.files[f].path, qual));
+    }
+    if files.len() > cap {
+        return Vec::new();
+    }
+    index.parse_many(&files);
+    let mut out = Vec::new();
+    for f in files {
+        let m = index.model(f);
+        let file_matches = named_after(&index.files[f].path, qual);
+        for (i, b) in m.blocks.iter().enumerate() {
+            if is_function_named(b, name)
+                && (file_matches
+                    || inside_type_named(&m, b, qual)
+                    || header_mentions(&index.files[f].text, b, qual))
+            {
+                out.push((f, i));
+            }
+        }
+    }
+    out
+}
+
+/// Whether the file's name, case and `_` aside, is `qual` (`entry_cache.rs` for `EntryCache`).
+fn named_after(path: &str, qual: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    let stem = base.split('.').next().unwrap_or(base);
+    let fold = |s: &str| s.replace('_', "").to_ascii_lowercase();
+    fold(stem) == fold(qual)
+}
+
+/// Whether a definition encloses `b` whose name is `qual` (a class, an `impl`).
+fn inside_type_named(m: &FileModel, b: &crate::code::Block, qual: &str) -> bool {
+    let mut parent = b.parent;
+    while let Some(p) = parent {
+        let Some(a) = m.blocks.get(p as usize) else {
+            return false;
+        };
+        if a.kind == BlockKind::Definition && a.name.as_deref() == Some(qual) {
+            return true;
+        }
+        parent = a.parent;
+    }
+    false
+}
+
+/// Whether the first line of definition `b` mentions `qual` (`func (s *authStore) WithRoot`).
+fn header_mentions(text: &str, b: &crate::code::Block, qual: &str) -> bool {
+    let head = text
+        .get(b.start_byte..b.end_byte.min(text.len()))
+        .unwrap_or("");
+    head.lines().next().is_some_and(|l| l.contains(qual))
+}
+
 /// Whether block `b` defines a function, method or constructor.
 pub fn is_function(b: &crate::code::Block) -> bool {
     b.kind == BlockKind::Definition
@@ -406,5 +488,46 @@ mod tests {
         assert_eq!(defs.len(), 1);
         let m = idx.model(defs[0].0);
         assert_eq!(m.blocks[defs[0].1].start_line, 1);
+    }
+
+    #[test]
+    fn a_qualified_name_picks_the_method_of_its_type() {
+        let peer =
+            "package zk;\nclass QuorumPeer {\n  void shutdown() {\n    zkDb.close();\n  }\n}\n";
+        let other =
+            "package zk;\nclass Learner {\n  void shutdown() {\n    sock.close();\n  }\n}\n";
+        let inner = "package zk;\nclass Mgr {\n  class Listener {\n    void shutdown() {\n      halt();\n    }\n  }\n  void shutdown() {\n    stop();\n  }\n}\n";
+        let go = "package auth\n\nfunc (as *authStore) WithRoot(ctx int) int {\n\treturn ctx\n}\n\nfunc (t *tokenJWT) WithRoot(ctx int) int {\n\treturn 0\n}\n";
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![
+                ("src/QuorumPeer.java".into(), peer.into()),
+                ("src/Learner.java".into(), other.into()),
+                ("src/Mgr.java".into(), inner.into()),
+                ("auth/store.go".into(), go.into()),
+            ],
+        );
+        let found = |id: &str| -> Vec<(String, u32)> {
+            definitions_qualified(&idx, id, 8)
+                .into_iter()
+                .map(|(f, d)| (idx.files[f].path.clone(), idx.model(f).blocks[d].start_line))
+                .collect()
+        };
+        assert_eq!(
+            found("QuorumPeer.shutdown"),
+            [("src/QuorumPeer.java".to_string(), 3)]
+        );
+        assert_eq!(
+            found("Mgr.Listener.shutdown"),
+            [("src/Mgr.java".to_string(), 4)]
+        );
+        assert_eq!(
+            found("authStore.WithRoot"),
+            [("auth/store.go".to_string(), 3)]
+        );
+        // No qualifier, or one nothing matches: the caller falls back to the bare name.
+        assert!(found("shutdown").is_empty());
+        assert!(found("Follower.shutdown").is_empty());
+        assert_eq!(definitions_named(&idx, "shutdown", 8).len(), 4);
     }
 }

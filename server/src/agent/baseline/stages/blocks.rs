@@ -337,7 +337,10 @@ fn named_candidates(
     let mut named_state: Vec<(String, f64)> = Vec::new();
     for (id, strength) in sig.query.identifiers.iter().take(16) {
         let name = id.rsplit(['.', ':']).next().unwrap_or(id);
-        let defs = related::definitions_named(&sig.index, name, 48);
+        let mut defs = related::definitions_qualified(&sig.index, id, 48);
+        if defs.is_empty() {
+            defs = related::definitions_named(&sig.index, name, 48);
+        }
         if defs.is_empty() {
             // Not a function: perhaps state (`next_idx`, `pendingQueue`); its writers below.
             named_state.push((name.to_string(), *strength));
