@@ -255,19 +255,11 @@ pub fn definitions_qualified(index: &RepoIndex, id: &str, cap: usize) -> Vec<(us
     if name.len() < 3 || qual.len() < 3 || COMMON.contains(&name) {
         return Vec::new();
     }
-    let (by_name, by_qual) = (
-        memchr::memmem::Finder::new(name.as_bytes()),
-        memchr::memmem::Finder::new(qual.as_bytes()),
-    );
-    let mut files: Vec<usize> = index
-        .files
-        .par_iter()
-        .enumerate()
-        .filter(|(_, f)| f.lang.grammar().is_some())
-        .filter(|(_, f)| by_name.find(f.text.as_bytes()).is_some())
-        .filter(|(_, f)| by_qual.find(f.text.as_bytes()).is_some())
-        .map(|(i, _)| i)
-        .collect();
+    // Every file with the name (no cap yet: the qualifier narrows them), then those that
+    // also hold the qualifier.
+    let by_qual = memchr::memmem::Finder::new(qual.as_bytes());
+    let mut files = files_containing(index, name, usize::MAX).unwrap_or_default();
+    files.retain(|&f| by_qual.find(index.files[f].text.as_bytes()).is_some());
     if files.len() > cap {
         files.retain(|&f| named_after(&index.files[f].path, qual));
     }
