@@ -5,7 +5,6 @@
 use crate::agent::baseline::stages::places::{Place, K};
 use crate::agent::baseline::stages::rank::Model;
 use crate::agent::baseline::stages::select::Selection;
-use crate::agent::baseline::{rank_and_select, BaselineConfig};
 use crate::incident::LabelBlock;
 use crate::score::score_blocks;
 
@@ -105,38 +104,17 @@ pub fn fit_model(samples: &[Sample]) -> Model {
     }
 }
 
-/// Mean block coverage plus mean precision of `model` and `sel` over the samples (lines are
-/// not clipped: places lie inside their files).
-fn objective(samples: &[Sample], model: &Model, sel: &Selection) -> f64 {
-    let cfg = BaselineConfig {
-        model: model.clone(),
-        max_blocks: sel.max_blocks,
-        min_relative_score: sel.min_relative,
-        per_function: sel.per_function,
-        ..BaselineConfig::default()
-    };
-    let mut total = 0.0;
-    for s in samples {
-        let mut places = s.places.to_vec();
-        let (chosen, _) = rank_and_select(&cfg, &mut places);
-        let blocks = crate::agent::baseline::diagnosis_blocks(&places, &chosen);
-        let m = score_blocks(s.labels, &blocks, &|_| None).metrics;
-        total += m.block_coverage + m.block_precision;
-    }
-    total / samples.len().max(1) as f64
+/// One incident's objective (block coverage plus precision) at every grid point,
+/// `table[count][margin]`. The incident is ranked once for the whole grid (ranking it again
+/// for each point made the fit of a fold take a minute).
+struct IncidentGrid {
+    table: Vec<Vec<f64>>,
 }
 
-/// The selection margins and block counts tried.
-const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
-const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
-/// Blocks allowed per function. One per function was offered too; it was chosen by folds
-/// whose own training incidents happened to favour it, and did worse on the held-out ones
-/// (docs/baseline.md).
-pub const PER_FUNCTION: usize = 2;
-
-/// The objective of every grid point: `table[count][margin]`.
-fn grid(samples: &[Sample], model: &Model) -> Vec<Vec<f64>> {
-    COUNTS
+fn incident_grid(s: &Sample, model: &Model) -> IncidentGrid {
+    let mut places = s.places.to_vec();
+    crate::agent::baseline::stages::rank::rank(&mut places, model);
+    let table = COUNTS
         .iter()
         .map(|&max_blocks| {
             MARGINS
@@ -147,11 +125,44 @@ fn grid(samples: &[Sample], model: &Model) -> Vec<Vec<f64>> {
                         min_relative,
                         per_function: PER_FUNCTION,
                     };
-                    objective(samples, model, &sel)
+                    let chosen = crate::agent::baseline::stages::select::select(&places, &sel);
+                    let blocks = crate::agent::baseline::diagnosis_blocks(&places, &chosen);
+                    let m = score_blocks(s.labels, &blocks, &|_| None).metrics;
+                    m.block_coverage + m.block_precision
                 })
                 .collect()
         })
+        .collect();
+    IncidentGrid { table }
+}
+
+/// The selection margins and block counts tried.
+const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
+const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
+/// Blocks allowed per function. One per function was offered too; it was chosen by folds
+/// whose own training incidents happened to favour it, and did worse on the held-out ones
+/// (docs/baseline.md).
+pub const PER_FUNCTION: usize = 2;
+/// The mean objective of the incidents `grids` at every grid point.
+fn mean_table(grids: &[IncidentGrid]) -> Vec<Vec<f64>> {
+    let n = grids.len().max(1) as f64;
+    (0..COUNTS.len())
+        .map(|c| {
+            (0..MARGINS.len())
+                .map(|m| grids.iter().map(|g| g.table[c][m]).sum::<f64>() / n)
+                .collect()
+        })
         .collect()
+}
+
+/// The mean of the point `(c, m)` and its neighbours one count and one margin step away.
+fn neighbourhood_mean(table: &[Vec<f64>], (c, m): (usize, usize)) -> f64 {
+    let around = |i: usize, len: usize| i.saturating_sub(1)..(i + 2).min(len);
+    let near: Vec<f64> = table[around(c, table.len())]
+        .iter()
+        .flat_map(|r| r[around(m, r.len())].iter().copied())
+        .collect();
+    near.iter().sum::<f64>() / near.len().max(1) as f64
 }
 
 /// The grid point whose neighbourhood (itself and the points one count and one margin step
@@ -160,14 +171,9 @@ fn grid(samples: &[Sample], model: &Model) -> Vec<Vec<f64>> {
 /// training set does not share; a good neighbourhood is a choice that holds up.
 fn smoothed_best(table: &[Vec<f64>]) -> (usize, usize) {
     let mut best = (f64::MIN, (0, 0));
-    let around = |i: usize, len: usize| i.saturating_sub(1)..(i + 2).min(len);
     for (c, row) in table.iter().enumerate() {
         for m in 0..row.len() {
-            let near: Vec<f64> = table[around(c, table.len())]
-                .iter()
-                .flat_map(|r| r[around(m, r.len())].iter().copied())
-                .collect();
-            let mean = near.iter().sum::<f64>() / near.len() as f64;
+            let mean = neighbourhood_mean(table, (c, m));
             // Ties go to the first (fewer blocks, smaller margin).
             if mean > best.0 + 1e-12 {
                 best = (mean, (c, m));
@@ -180,7 +186,8 @@ fn smoothed_best(table: &[Vec<f64>]) -> (usize, usize) {
 /// The model, then the selection that does best with it on the same samples.
 pub fn fit(samples: &[Sample]) -> (Model, Selection) {
     let model = fit_model(samples);
-    let (c, m) = smoothed_best(&grid(samples, &model));
+    let grids: Vec<IncidentGrid> = samples.iter().map(|s| incident_grid(s, &model)).collect();
+    let (c, m) = smoothed_best(&mean_table(&grids));
     let sel = Selection {
         max_blocks: COUNTS[c],
         min_relative: MARGINS[m],

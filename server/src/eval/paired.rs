@@ -128,7 +128,9 @@ pub fn render(p: &Paired) -> String {
         "metric", "before", "after", "change", "interval"
     );
     for c in &p.changes {
-        let sure = if c.ci95.0 > 0.0 || c.ci95.1 < 0.0 {
+        // A change that prints as 0.0 is float noise, not a finding, whatever its interval.
+        const SHOWN: f64 = 0.0005;
+        let sure = if c.ci95.0 > SHOWN || c.ci95.1 < -SHOWN {
             "  (beyond its interval)"
         } else {
             ""
@@ -217,6 +219,16 @@ mod tests {
         let text = render(&p);
         assert!(text.contains("block coverage"), "{text}");
         assert!(text.contains("(beyond its interval)"), "{text}");
+    }
+
+    #[test]
+    fn float_noise_is_not_called_a_change() {
+        let ids: Vec<String> = (0..30).map(|i| format!("inc-{i}")).collect();
+        let before: Vec<(&str, f64, f64)> = ids.iter().map(|i| (i.as_str(), 0.2, 0.5)).collect();
+        let after: Vec<(&str, f64, f64)> =
+            ids.iter().map(|i| (i.as_str(), 0.2, 0.5 - 1e-15)).collect();
+        let text = render(&compare(&report(&after), &report(&before), 0));
+        assert!(!text.contains("(beyond its interval)"), "{text}");
     }
 
     #[test]
