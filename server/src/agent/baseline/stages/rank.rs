@@ -16,6 +16,8 @@ pub struct Model {
 /// The shipped weights: `distdebug eval --set all --folds system` fitted on all 216
 /// incidents (204 upstream, 12 self-contained), in the order of `FEATURES`. The held-out
 /// figures in docs/baseline.md come from the folds, never from these.
+// A fitted weight may happen to lie near a mathematical constant (0.318 is not 1/π).
+#[allow(clippy::approx_constant)]
 pub const FITTED: Model = Model {
     bias: -6.908,
     weights: [
