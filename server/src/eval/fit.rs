@@ -2,9 +2,10 @@
 //! method) on whether a place touches a labeled block, each incident weighing the same; the
 //! selection margin and block count by a grid on the same training incidents.
 
+use crate::agent::baseline::diagnosis_blocks;
 use crate::agent::baseline::stages::places::{Place, K};
-use crate::agent::baseline::stages::rank::Model;
-use crate::agent::baseline::stages::select::Selection;
+use crate::agent::baseline::stages::rank::{rank, Model};
+use crate::agent::baseline::stages::select::{select, Selection};
 use crate::incident::LabelBlock;
 use crate::score::score_blocks;
 
@@ -104,6 +105,14 @@ pub fn fit_model(samples: &[Sample]) -> Model {
     }
 }
 
+/// The selection margins and block counts tried.
+const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
+const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
+/// Blocks allowed per function. One per function was offered too; it was chosen by folds
+/// whose own training incidents happened to favour it, and did worse on the held-out ones
+/// (docs/baseline.md).
+pub const PER_FUNCTION: usize = 2;
+
 /// One incident's objective (block coverage plus precision) at every grid point,
 /// `table[count][margin]`. The incident is ranked once for the whole grid (ranking it again
 /// for each point made the fit of a fold take a minute).
@@ -113,7 +122,7 @@ struct IncidentGrid {
 
 fn incident_grid(s: &Sample, model: &Model) -> IncidentGrid {
     let mut places = s.places.to_vec();
-    crate::agent::baseline::stages::rank::rank(&mut places, model);
+    rank(&mut places, model);
     let table = COUNTS
         .iter()
         .map(|&max_blocks| {
@@ -125,8 +134,8 @@ fn incident_grid(s: &Sample, model: &Model) -> IncidentGrid {
                         min_relative,
                         per_function: PER_FUNCTION,
                     };
-                    let chosen = crate::agent::baseline::stages::select::select(&places, &sel);
-                    let blocks = crate::agent::baseline::diagnosis_blocks(&places, &chosen);
+                    let chosen = select(&places, &sel);
+                    let blocks = diagnosis_blocks(&places, &chosen);
                     let m = score_blocks(s.labels, &blocks, &|_| None).metrics;
                     m.block_coverage + m.block_precision
                 })
@@ -136,13 +145,6 @@ fn incident_grid(s: &Sample, model: &Model) -> IncidentGrid {
     IncidentGrid { table }
 }
 
-/// The selection margins and block counts tried.
-const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
-const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
-/// Blocks allowed per function. One per function was offered too; it was chosen by folds
-/// whose own training incidents happened to favour it, and did worse on the held-out ones
-/// (docs/baseline.md).
-pub const PER_FUNCTION: usize = 2;
 /// The mean objective of the incidents `grids` at every grid point.
 fn mean_table(grids: &[IncidentGrid]) -> Vec<Vec<f64>> {
     let n = grids.len().max(1) as f64;
