@@ -254,9 +254,8 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
         if i % 2 == 0 || part.len() > 120 {
             continue;
         }
-        let span = part.trim();
-        let called = span.ends_with("()");
-        let path = span.trim_end_matches("()");
+        let (path, called) = callee(part.trim());
+        let path = path.as_str();
         let segments: Vec<&str> = path.split("::").flat_map(|p| p.split('.')).collect();
         let is_ident = |x: &str| {
             !x.is_empty()
@@ -286,8 +285,12 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
             !c.is_alphanumeric() && c != '_' && c != '.' && c != '(' && c != ')'
         });
         let w = w.trim_end_matches('.');
-        let called = w.ends_with("()");
-        let path = w.trim_end_matches("()");
+        // A frame of a trace pasted as prose (`Foo.bar(Foo.java:12)`) is the frames' business.
+        if w.contains(':') {
+            continue;
+        }
+        let (path, called) = callee(w);
+        let path = path.as_str();
         let segments: Vec<&str> = path.split('.').collect();
         let last = segments.last().copied().unwrap_or("");
         if !segments
@@ -306,6 +309,23 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
         }
     }
     out
+}
+
+/// What a span written as code calls, and whether it is a call: `grant()`,
+/// `ZKDatabase.append(Request)`, `respond(...)` and `sendRaftError(Processor.java:325)` all name
+/// their callee; Go's method expressions `auth.(*authStore).CheckPassword` name
+/// `auth.authStore.CheckPassword`. Anything else comes back as it is.
+fn callee(span: &str) -> (String, bool) {
+    let go_method = span.replace("(*", "").replace(").", ".");
+    let span = if go_method != span && !go_method.contains(['(', ')']) {
+        go_method.as_str()
+    } else {
+        span
+    };
+    match span.find('(') {
+        Some(open) if open > 0 && span.ends_with(')') => (span[..open].to_string(), true),
+        _ => (span.to_string(), false),
+    }
 }
 
 /// camelCase, PascalCase with two humps, or snake_case.
@@ -485,6 +505,19 @@ mod tests {
             ]
         );
         assert!(Query::from_report("").is_empty());
+        let ids = code_identifiers(
+            "`ZKDatabase.append(Request)` and `Manager.respond(...)`, `auth.(*authStore).CheckPassword`, `x == (a)`, then getACL(node) at Foo.run(Foo.java:12).",
+        );
+        let ids: Vec<_> = ids.iter().map(|x| (x.0.as_str(), x.1)).collect();
+        assert_eq!(
+            ids,
+            [
+                ("ZKDatabase.append", 1.0),
+                ("Manager.respond", 1.0),
+                ("auth.authStore.CheckPassword", 1.0),
+                ("getACL", 0.8)
+            ]
+        );
     }
 
     #[test]
