@@ -99,6 +99,8 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
     let mut gap = usize::MAX;
     let mut header: Option<String> = None;
     let mut prev_line = "";
+    // Traces that Python printed (outermost frame first, the exception after the frames).
+    let mut python: Vec<usize> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
         if line.len() > 4000 {
@@ -117,6 +119,9 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                     pos = 0;
                 }
                 gap = 0;
+                if p.python.is_match(line) && !python.contains(&trace) {
+                    python.push(trace);
+                }
                 out.push(Frame {
                     kind: FrameKind::Stack,
                     source,
@@ -203,7 +208,41 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
             }
         }
     }
+    for t in python {
+        python_innermost_first(&mut out, text, t);
+    }
     out
+}
+
+/// Python prints a trace outermost frame first and its exception after the last frame
+/// (`TypeError: …`); every other trace here starts at the innermost frame under its
+/// message. Turns trace `t` around so that `pos` 0 is the innermost frame, and heads it with
+/// the exception line.
+fn python_innermost_first(out: &mut [Frame], text: &str, t: usize) {
+    let at: Vec<usize> = (0..out.len())
+        .filter(|&i| out[i].kind == FrameKind::Stack && out[i].trace == t)
+        .collect();
+    let Some(last_line) = at.iter().map(|&i| out[i].source_line).max() else {
+        return;
+    };
+    // The exception is the first line after the last frame that Python does not indent.
+    let exception = text
+        .lines()
+        .skip(last_line as usize)
+        .take(12)
+        .find(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t']))
+        .filter(|l| {
+            !starts_trace(l) && !l.starts_with("During handling") && !l.starts_with("The above")
+        })
+        .map(|l| cut(l.trim(), 200));
+    let frames: Vec<Frame> = at.iter().rev().map(|&i| out[i].clone()).collect();
+    for (pos, (&i, mut f)) in at.iter().zip(frames).enumerate() {
+        f.pos = pos;
+        if exception.is_some() {
+            f.header = exception.clone();
+        }
+        out[i] = f;
+    }
 }
 
 type Parsed = (String, u32, Option<String>, Option<String>);
@@ -355,6 +394,26 @@ mod tests {
         let f = parse(text, 0, 0);
         assert_eq!(f.len(), 1, "{f:?}");
         f.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn a_python_trace_starts_at_its_innermost_frame_under_its_exception() {
+        let text = "distributed.client - ERROR - boom\nTraceback (most recent call last):\n  File \"/opt/site-packages/distributed/client.py\", line 1529, in _handle_report\n    await result\n  File \"/opt/site-packages/distributed/client.py\", line 683, in _handle_warn\n    category=pickle.loads(x),\n             ^^^^^^^^^^^^\nTypeError: a bytes-like object is required, not 'NoneType'\n\nDuring handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n  File \"/opt/a.py\", line 3, in f\n    g()\n  File \"/opt/b.py\", line 9, in g\n    raise KeyError(k)\nKeyError: 'x'\n";
+        let f = parse(text, 0, 0);
+        let shape: Vec<_> = f
+            .iter()
+            .map(|x| (x.trace, x.pos, x.line, x.header.as_deref().unwrap_or("")))
+            .collect();
+        let type_error = "TypeError: a bytes-like object is required, not 'NoneType'";
+        assert_eq!(
+            shape,
+            [
+                (0, 0, 683, type_error),
+                (0, 1, 1529, type_error),
+                (1, 0, 9, "KeyError: 'x'"),
+                (1, 1, 3, "KeyError: 'x'")
+            ]
+        );
     }
 
     #[test]

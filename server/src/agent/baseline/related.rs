@@ -252,9 +252,12 @@ pub fn definitions_qualified(index: &RepoIndex, id: &str, cap: usize) -> Vec<(us
     let (Some(name), Some(qual)) = (parts.next(), parts.next()) else {
         return Vec::new();
     };
-    if name.len() < 3 || qual.len() < 3 || COMMON.contains(&name) {
+    if name.len() < 3 || qual.len() < 3 {
         return Vec::new();
     }
+    // `ZKDatabase.append` is as specific as its qualifier: a common name counts only in a
+    // type or file of exactly that name, never through a header that merely mentions it.
+    let common = COMMON.contains(&name);
     // Every file with the name (no cap yet: the qualifier narrows them), then those that
     // also hold the qualifier.
     let by_qual = memchr::memmem::Finder::new(qual.as_bytes());
@@ -275,7 +278,7 @@ pub fn definitions_qualified(index: &RepoIndex, id: &str, cap: usize) -> Vec<(us
             if is_function_named(b, name)
                 && (file_matches
                     || inside_type_named(&m, b, qual)
-                    || header_mentions(&index.files[f].text, b, qual))
+                    || (!common && header_mentions(&index.files[f].text, b, qual)))
             {
                 out.push((f, i));
             }
@@ -490,6 +493,8 @@ mod tests {
             "package zk;\nclass Learner {\n  void shutdown() {\n    sock.close();\n  }\n}\n";
         let inner = "package zk;\nclass Mgr {\n  class Listener {\n    void shutdown() {\n      halt();\n    }\n  }\n  void shutdown() {\n    stop();\n  }\n}\n";
         let go = "package auth\n\nfunc (as *authStore) WithRoot(ctx int) int {\n\treturn ctx\n}\n\nfunc (t *tokenJWT) WithRoot(ctx int) int {\n\treturn 0\n}\n";
+        let db = "package zk;\nclass ZKDatabase {\n  boolean append(Request si) {\n    return log.append(si);\n  }\n}\n";
+        let user = "package zk;\nclass Txn {\n  // uses ZKDatabase\n  void append(int x) {\n    n++;\n  }\n}\n";
         let idx = RepoIndex::from_texts(
             Path::new("/ws"),
             vec![
@@ -497,6 +502,8 @@ mod tests {
                 ("src/Learner.java".into(), other.into()),
                 ("src/Mgr.java".into(), inner.into()),
                 ("auth/store.go".into(), go.into()),
+                ("src/ZKDatabase.java".into(), db.into()),
+                ("src/Txn.java".into(), user.into()),
             ],
         );
         let found = |id: &str| -> Vec<(String, u32)> {
@@ -516,6 +523,12 @@ mod tests {
         assert_eq!(
             found("authStore.WithRoot"),
             [("auth/store.go".to_string(), 3)]
+        );
+        // A common name counts in the type or file its qualifier names, not in a file that
+        // merely mentions the qualifier.
+        assert_eq!(
+            found("ZKDatabase.append"),
+            [("src/ZKDatabase.java".to_string(), 3)]
         );
         // No qualifier, or one nothing matches: the caller falls back to the bare name.
         assert!(found("shutdown").is_empty());
