@@ -2,8 +2,8 @@
 //! (`stages/`): the signals (log lines matched to logging and error statements, stack
 //! frames, BM25 from the report), candidate blocks from each kind of evidence (with data flow
 //! back to the writers, report-named definitions, callers and callees), candidate files and
-//! functions, a fitted ranking and a selection by score margins. Each stage is a step of the
-//! trajectory; each named block carries the evidence that led there.
+//! functions, a fitted ranking and a selection by expected coverage and precision. Each stage
+//! is a step of the trajectory; each named block carries the evidence that led there.
 
 pub mod bm25;
 pub mod conditions;
@@ -34,16 +34,17 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// The knobs of the baseline. The ranking's weights and the selection's margin are fitted by
-/// `distdebug eval --fit` on the corpus, never set for one incident.
+/// The knobs of the baseline. The ranking's weights and the labels the selection expects are
+/// fitted by `distdebug eval --fit` on the corpus, never set for one incident.
 #[derive(Debug, Clone)]
 pub struct BaselineConfig {
     /// At most this many blocks are named.
     pub max_blocks: usize,
     /// Blocks longer than this are narrowed (to a branch, a statement, or the line itself).
     pub max_block_lines: u32,
-    /// Places whose estimated chance is below this share of the best one's are not named.
-    pub min_relative_score: f64,
+    /// Labeled blocks expected per incident: with the places' chances, how many to name.
+    /// `None` names the best `max_blocks`.
+    pub expected_labels: Option<f64>,
     /// At most this many named blocks in one function.
     pub per_function: usize,
     /// The ranking's weights.
@@ -56,7 +57,7 @@ impl Default for BaselineConfig {
         BaselineConfig {
             max_blocks: stages::rank::FITTED_MAX_BLOCKS,
             max_block_lines: 12,
-            min_relative_score: stages::rank::FITTED_MIN_RELATIVE,
+            expected_labels: Some(stages::rank::FITTED_EXPECTED_LABELS),
             per_function: stages::rank::FITTED_PER_FUNCTION,
             model: stages::rank::FITTED,
             index: IndexOptions::default(),
@@ -70,7 +71,7 @@ impl BaselineConfig {
         json!({
             "max_blocks": self.max_blocks,
             "max_block_lines": self.max_block_lines,
-            "min_relative_score": self.min_relative_score,
+            "expected_labels": self.expected_labels,
             "per_function": self.per_function,
             "max_file_bytes": self.index.max_file_bytes,
             "ranking": self.model.describe(),
@@ -80,8 +81,8 @@ impl BaselineConfig {
     pub fn selection(&self) -> Selection {
         Selection {
             max_blocks: self.max_blocks,
-            min_relative: self.min_relative_score,
             per_function: self.per_function,
+            expected_labels: self.expected_labels,
         }
     }
 }
@@ -313,12 +314,17 @@ fn record_stages(sink: &Sink, places: &[Place], chosen: &[usize], cfg: &Baseline
         cfg.model.describe(),
         ranked.join("\n")
     )));
+    let how = match cfg.expected_labels {
+        Some(labels) => format!(
+            "as many as make the expected coverage plus precision largest ({labels:.2} labeled blocks expected)"
+        ),
+        None => format!("the best {}", cfg.max_blocks),
+    };
     let mut thought = Step::new(StepKind::Thought).with_text(format!(
-        "naming {} block{}: at most {} per function, each with at least {:.0}% of the best one's chance",
+        "naming {} block{}: at most {} per function, {how}",
         chosen.len(),
         if chosen.len() == 1 { "" } else { "s" },
         cfg.per_function,
-        100.0 * cfg.min_relative_score
     ));
     thought.blocks = Some(diagnosis_blocks(places, chosen));
     sink.step(thought);
@@ -500,7 +506,7 @@ mod tests {
     }
 
     #[test]
-    fn selection_names_one_block_per_function_within_the_margin() {
+    fn selection_names_one_block_per_function_while_the_expected_gain_lasts() {
         use context::Source;
         let mut p = places(vec![
             cand(2, 2, 1.0, Source::Log),
@@ -517,20 +523,27 @@ mod tests {
         stages::rank::rank(&mut p, &model);
         let sel = Selection {
             max_blocks: 3,
-            min_relative: 0.5,
             per_function: 1,
+            expected_labels: Some(3.0),
         };
         let got: Vec<u32> = stages::select::select(&p, &sel)
             .iter()
             .map(|&i| p[i].start)
             .collect();
-        // 8 shares its function with 2; 32 is far below the best one's chance.
+        // 8 shares its function with 2; 32's low chance would add less coverage than it
+        // costs precision.
         assert_eq!(got, [2, 12, 22]);
         let sel = Selection {
             max_blocks: 5,
             ..sel
         };
         assert_eq!(stages::select::select(&p, &sel).len(), 3);
+        // With one label expected, the second place already covers it as likely as not.
+        let sel = Selection {
+            expected_labels: Some(1.0),
+            ..sel
+        };
+        assert_eq!(stages::select::select(&p, &sel).len(), 2);
         assert!(cfg.settings()["ranking"].as_str().unwrap().contains("log="));
     }
 

@@ -1,15 +1,11 @@
 //! Fitting the ranking and the selection: L2-regularised logistic regression (Newton's
-//! method) on whether a place touches a labeled block, each incident weighing the same; the
-//! selection margin and block count by a grid on the same training incidents (the median of
-//! the best points of bootstrap resamples).
+//! method) on whether a place touches a labeled block, each incident weighing the same; and
+//! the selection's expected number of labeled blocks, their mean over the training incidents.
 
-use crate::agent::baseline::diagnosis_blocks;
 use crate::agent::baseline::stages::places::{Place, K};
-use crate::agent::baseline::stages::rank::{rank, Model};
-use crate::agent::baseline::stages::select::{select, Selection};
+use crate::agent::baseline::stages::rank::Model;
+use crate::agent::baseline::stages::select::Selection;
 use crate::incident::LabelBlock;
-use crate::score::bootstrap::Xoshiro256;
-use crate::score::score_blocks;
 
 /// One incident's places and labels, as the fit sees them.
 pub struct Sample<'a> {
@@ -107,127 +103,27 @@ pub fn fit_model(samples: &[Sample]) -> Model {
     }
 }
 
-/// The selection margins and block counts tried.
-const MARGINS: [f64; 8] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.85];
-const COUNTS: [usize; 6] = [1, 2, 3, 4, 5, 6];
+/// At most this many blocks are named (more than six were never better on the corpus).
+pub const MAX_BLOCKS: usize = 6;
 /// Blocks allowed per function. One per function was offered too; it was chosen by folds
 /// whose own training incidents happened to favour it, and did worse on the held-out ones
 /// (docs/baseline.md).
 pub const PER_FUNCTION: usize = 2;
 
-/// One incident's objective (block coverage plus precision) at every grid point,
-/// `table[count][margin]`. The incident is ranked once for the whole grid (ranking it again
-/// for each point made the fit of a fold take a minute).
-struct IncidentGrid {
-    table: Vec<Vec<f64>>,
-}
-
-fn incident_grid(s: &Sample, model: &Model) -> IncidentGrid {
-    let mut places = s.places.to_vec();
-    rank(&mut places, model);
-    let table = COUNTS
-        .iter()
-        .map(|&max_blocks| {
-            MARGINS
-                .iter()
-                .map(|&min_relative| {
-                    let sel = Selection {
-                        max_blocks,
-                        min_relative,
-                        per_function: PER_FUNCTION,
-                    };
-                    let chosen = select(&places, &sel);
-                    let blocks = diagnosis_blocks(&places, &chosen);
-                    let m = score_blocks(s.labels, &blocks, &|_| None).metrics;
-                    m.block_coverage + m.block_precision
-                })
-                .collect()
-        })
-        .collect();
-    IncidentGrid { table }
-}
-
-/// The mean objective of the incidents `grids` at every grid point.
-fn mean_table(grids: &[IncidentGrid]) -> Vec<Vec<f64>> {
-    mean_table_of(&grids.iter().collect::<Vec<_>>())
-}
-
-fn mean_table_of(grids: &[&IncidentGrid]) -> Vec<Vec<f64>> {
-    let n = grids.len().max(1) as f64;
-    (0..COUNTS.len())
-        .map(|c| {
-            (0..MARGINS.len())
-                .map(|m| grids.iter().map(|g| g.table[c][m]).sum::<f64>() / n)
-                .collect()
-        })
-        .collect()
-}
-
-/// The mean of the point `(c, m)` and its neighbours one count and one margin step away.
-fn neighbourhood_mean(table: &[Vec<f64>], (c, m): (usize, usize)) -> f64 {
-    let around = |i: usize, len: usize| i.saturating_sub(1)..(i + 2).min(len);
-    let near: Vec<f64> = table[around(c, table.len())]
-        .iter()
-        .flat_map(|r| r[around(m, r.len())].iter().copied())
-        .collect();
-    near.iter().sum::<f64>() / near.len().max(1) as f64
-}
-
-/// The grid point whose neighbourhood (itself and the points one count and one margin step
-/// away) does best on average. Over some fifty incidents the objective is a step function of
-/// the knobs, and its single best point is often a lucky spike that a slightly different
-/// training set does not share; a good neighbourhood is a choice that holds up.
-fn smoothed_best(table: &[Vec<f64>]) -> (usize, usize) {
-    let mut best = (f64::MIN, (0, 0));
-    for (c, row) in table.iter().enumerate() {
-        for m in 0..row.len() {
-            let mean = neighbourhood_mean(table, (c, m));
-            // Ties go to the first (fewer blocks, smaller margin).
-            if mean > best.0 + 1e-12 {
-                best = (mean, (c, m));
-            }
-        }
-    }
-    best.1
-}
-
-/// Bootstrap resamples of the training incidents the selection is chosen on.
-const SELECTION_RESAMPLES: usize = 101;
-
-/// The selection as the median of the best points of bootstrap resamples of the training
-/// incidents. Over two hundred incidents the objective is nearly flat across much of the
-/// grid, and its single best point jumped with every incident added (a fold went from six
-/// blocks at margin 0.3 to three at 0.6 for a change of 0.001 in the objective); the median
-/// over resamples is the choice a slightly different training set would also make.
-fn bagged_best(grids: &[IncidentGrid]) -> (usize, usize) {
-    if grids.len() < 2 {
-        return smoothed_best(&mean_table(grids));
-    }
-    let mut rng = Xoshiro256::seed_from_u64(0x5e1ec7);
-    let mut counts = Vec::with_capacity(SELECTION_RESAMPLES);
-    let mut margins = Vec::with_capacity(SELECTION_RESAMPLES);
-    let mut resample: Vec<&IncidentGrid> = Vec::with_capacity(grids.len());
-    for _ in 0..SELECTION_RESAMPLES {
-        resample.clear();
-        resample.extend((0..grids.len()).map(|_| &grids[rng.below(grids.len())]));
-        let (c, m) = smoothed_best(&mean_table_of(&resample));
-        counts.push(c);
-        margins.push(m);
-    }
-    counts.sort_unstable();
-    margins.sort_unstable();
-    (counts[counts.len() / 2], margins[margins.len() / 2])
-}
-
-/// The model, then the selection that does best with it on the same samples.
+/// The model, then the selection that goes with it: how many labeled blocks the training
+/// incidents have on average, which turns the model's chances into expected coverage.
 pub fn fit(samples: &[Sample]) -> (Model, Selection) {
     let model = fit_model(samples);
-    let grids: Vec<IncidentGrid> = samples.iter().map(|s| incident_grid(s, &model)).collect();
-    let (c, m) = bagged_best(&grids);
+    let labels: usize = samples.iter().map(|s| s.labels.len()).sum();
+    let expected_labels = if samples.is_empty() {
+        1.0
+    } else {
+        (labels as f64 / samples.len() as f64).max(1.0)
+    };
     let sel = Selection {
-        max_blocks: COUNTS[c],
-        min_relative: MARGINS[m],
+        max_blocks: MAX_BLOCKS,
         per_function: PER_FUNCTION,
+        expected_labels: Some(expected_labels),
     };
     (model, sel)
 }
@@ -236,6 +132,8 @@ pub fn fit(samples: &[Sample]) -> (Model, Selection) {
 mod tests {
     use super::*;
     use crate::agent::baseline::context::Source;
+    use crate::agent::baseline::stages::rank::rank;
+    use crate::agent::baseline::stages::select::select;
 
     fn place(start: u32, log: f64, bm25: f64) -> Place {
         let mut features = [0.0; K];
@@ -281,40 +179,10 @@ mod tests {
             "{model:?}"
         );
         // One block is enough when the first is always right.
-        assert_eq!(sel.max_blocks, 1);
-    }
-
-    #[test]
-    fn the_selection_prefers_a_good_neighbourhood_to_a_lone_spike() {
-        // A spike at (0, 0) among poor neighbours; a plateau around (2, 2).
-        let mut table = vec![vec![0.1; 5]; 4];
-        table[0][0] = 0.9;
-        for row in table.iter_mut().skip(1) {
-            for v in row.iter_mut().skip(1).take(3) {
-                *v = 0.6;
-            }
-        }
-        assert_eq!(smoothed_best(&table), (2, 2));
-        // With nothing to tell them apart, the first point wins.
-        assert_eq!(smoothed_best(&vec![vec![0.5; 3]; 3]), (0, 0));
-    }
-
-    #[test]
-    fn the_bagged_selection_is_the_plain_one_when_every_incident_agrees() {
-        let mut table = vec![vec![0.2; MARGINS.len()]; COUNTS.len()];
-        for row in table.iter_mut().take(4).skip(2) {
-            for v in row.iter_mut().take(5).skip(3) {
-                *v = 0.7;
-            }
-        }
-        let grids: Vec<IncidentGrid> = (0..12)
-            .map(|_| IncidentGrid {
-                table: table.clone(),
-            })
-            .collect();
-        let plain = smoothed_best(&mean_table(&grids));
-        assert_eq!(bagged_best(&grids), plain);
-        assert_eq!(bagged_best(&grids), bagged_best(&grids));
+        assert_eq!(sel.expected_labels, Some(1.0));
+        let mut ranked = places[0].clone();
+        rank(&mut ranked, &model);
+        assert_eq!(select(&ranked, &sel).len(), 1);
     }
 
     #[test]

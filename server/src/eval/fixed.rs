@@ -1,7 +1,7 @@
 //! The rankings seen without the selection's fit: every reported incident named with its
-//! best k places (at most two of one function, no margin), for a few k. The fitted selection
-//! is the noisiest part of the pipeline (a fold may choose 2 blocks, the next 6); this view
-//! compares two rankings, or two sets of candidates, on the order they give alone.
+//! best k places (at most two of one function), for a few k. This view compares two
+//! rankings, or two sets of candidates, on the order they give alone, whatever the selection
+//! makes of their chances.
 
 // Places of one function named at most at a fixed count: as many as the fitted selection allows.
 use super::fit::PER_FUNCTION;
@@ -27,7 +27,7 @@ pub struct FixedCount {
 pub fn config(cfg: &BaselineConfig, k: usize) -> BaselineConfig {
     BaselineConfig {
         max_blocks: k,
-        min_relative_score: 0.0,
+        expected_labels: None,
         per_function: PER_FUNCTION,
         ..cfg.clone()
     }
@@ -78,7 +78,7 @@ pub fn table(rows: &[FixedCount]) -> String {
     }
     let _ = writeln!(
         s,
-        "the same rankings with the best k places named (at most {PER_FUNCTION} per function, no margin), over {} incidents",
+        "the same rankings with the best k places named (at most {PER_FUNCTION} per function), over {} incidents",
         rows[0].incidents
     );
     let _ = writeln!(
@@ -148,6 +148,6 @@ mod tests {
     fn the_config_names_the_best_k() {
         let c = config(&BaselineConfig::default(), 3);
         assert_eq!((c.max_blocks, c.per_function), (3, PER_FUNCTION));
-        assert_eq!(c.min_relative_score, 0.0);
+        assert_eq!(c.expected_labels, None);
     }
 }

@@ -68,9 +68,25 @@ pub struct Fold {
     pub training_incidents: usize,
     pub model: Model,
     pub max_blocks: usize,
-    pub min_relative: f64,
+    /// Labeled blocks the selection expects per incident (older runs had a margin instead).
+    #[serde(default)]
+    pub expected_labels: Option<f64>,
     #[serde(default = "one")]
     pub per_function: usize,
+}
+
+impl Fold {
+    /// The selection in words, for progress lines and tables.
+    pub fn describe_selection(&self) -> String {
+        let how = match self.expected_labels {
+            Some(l) => format!("{l:.2} labeled blocks expected"),
+            None => "no expected labels".to_string(),
+        };
+        format!(
+            "at most {} blocks, {} per function, {how}",
+            self.max_blocks, self.per_function
+        )
+    }
 }
 
 fn one() -> usize {
@@ -185,11 +201,9 @@ pub fn run_eval(opts: &EvalOptions, progress: &mut dyn FnMut(&str)) -> Result<Ev
             .collect();
         let fold = fit_fold(system, &train);
         progress(&format!(
-            "fold {system}: fitted on {} incidents; {} blocks at most, {} per function, margin {:.2}; {}",
+            "fold {system}: fitted on {} incidents; {}; {}",
             fold.training_incidents,
-            fold.max_blocks,
-            fold.per_function,
-            fold.min_relative,
+            fold.describe_selection(),
             fold.model.describe()
         ));
         let cfg = fold_config(&fold, &opts.config);
@@ -223,7 +237,7 @@ fn fit_fold(held_out: &str, train: &[&Gathered]) -> Fold {
         training_incidents: train.len(),
         model,
         max_blocks: sel.max_blocks,
-        min_relative: sel.min_relative,
+        expected_labels: sel.expected_labels,
         per_function: sel.per_function,
     }
 }
@@ -233,7 +247,7 @@ pub fn fold_config(fold: &Fold, base: &BaselineConfig) -> BaselineConfig {
     BaselineConfig {
         model: fold.model.clone(),
         max_blocks: fold.max_blocks,
-        min_relative_score: fold.min_relative,
+        expected_labels: fold.expected_labels,
         per_function: fold.per_function,
         ..base.clone()
     }

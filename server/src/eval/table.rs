@@ -149,23 +149,19 @@ pub fn render(report: &EvalReport, seed: u64) -> String {
     for f in &report.folds {
         let _ = writeln!(
             s,
-            "fold without {}: {} training incidents, at most {} blocks, {} per function, margin {:.2}; {}",
+            "fold without {}: {} training incidents, {}; {}",
             f.held_out,
             f.training_incidents,
-            f.max_blocks,
-            f.per_function,
-            f.min_relative,
+            f.describe_selection(),
             f.model.describe()
         );
     }
     if let Some(f) = &report.fitted_on_all {
         let _ = writeln!(
             s,
-            "fitted on all {} incidents: at most {} blocks, {} per function, margin {:.2}; {}",
+            "fitted on all {} incidents: {}; {}",
             f.training_incidents,
-            f.max_blocks,
-            f.per_function,
-            f.min_relative,
+            f.describe_selection(),
             f.model.describe()
         );
     }

@@ -1,29 +1,28 @@
-//! Stage 5, selection: from the ranked places, the best one, then the next best of other
-//! functions while their estimated chance stays within the margin of the best (one block per
-//! function by default: three blocks around one symptom are one guess). How many blocks an incident
-//! gets follows from its scores, not from a fixed count.
+//! Stage 5, selection: from the ranked places, the best ones of distinct functions (at most
+//! two blocks of one function: three blocks around one symptom are one guess), as many of them
+//! as make the expected block coverage plus precision largest under the ranking's estimated
+//! chances. How many blocks an incident gets follows from its own chances, not from a fixed
+//! count or a margin fitted over the whole corpus.
 
 use super::places::Place;
 
-/// The selection's knobs (fitted by the evaluation with the ranking).
+/// The selection's knobs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Selection {
     pub max_blocks: usize,
-    /// A place is named only when its chance is at least this share of the best one's.
-    pub min_relative: f64,
     /// At most this many blocks of one function.
     pub per_function: usize,
+    /// How many labeled blocks an incident has on average (fitted with the ranking), which
+    /// turns expected hits into expected coverage. `None` names all `max_blocks`.
+    pub expected_labels: Option<f64>,
 }
 
 /// The indices of the places named, best first. `places` is ranked.
 pub fn select(places: &[Place], sel: &Selection) -> Vec<usize> {
-    let Some(top) = places.first().map(|p| p.score) else {
-        return Vec::new();
-    };
     let mut chosen: Vec<usize> = Vec::new();
     let mut functions = Vec::new();
     for (i, p) in places.iter().enumerate() {
-        if chosen.len() >= sel.max_blocks || p.score < sel.min_relative * top {
+        if chosen.len() >= sel.max_blocks {
             break;
         }
         let f = p.function_key();
@@ -33,5 +32,83 @@ pub fn select(places: &[Place], sel: &Selection) -> Vec<usize> {
         functions.push(f);
         chosen.push(i);
     }
+    if let Some(labels) = sel.expected_labels {
+        chosen.truncate(best_count(places, &chosen, labels));
+    }
     chosen
+}
+
+/// The number of the first `chosen` places whose expected coverage (their chances summed,
+/// over the labels expected, at most 1) plus expected precision (their chances weighted by
+/// their lines) is largest. A place adds to precision only while its chance is above the
+/// share of hit lines so far; it adds to coverage in proportion to its chance.
+fn best_count(places: &[Place], chosen: &[usize], labels: f64) -> usize {
+    let (mut hits, mut lines, mut hit_lines) = (0.0, 0.0, 0.0);
+    let mut best = (f64::MIN, 0);
+    for (k, &i) in chosen.iter().enumerate() {
+        let p = &places[i];
+        let n = f64::from(p.end - p.start + 1);
+        hits += p.score;
+        lines += n;
+        hit_lines += p.score * n;
+        let value = (hits / labels.max(1.0)).min(1.0) + hit_lines / lines;
+        // Ties keep the fewer blocks.
+        if value > best.0 + 1e-12 {
+            best = (value, k + 1);
+        }
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::baseline::context::Source;
+    use crate::agent::baseline::stages::places::K;
+
+    fn place(start: u32, score: f64) -> Place {
+        Place {
+            file: 0,
+            path: "a.rs".into(),
+            start,
+            end: start + 3,
+            function: Some((start, start + 3)),
+            features: [0.0; K],
+            source: Source::Log,
+            reason: String::new(),
+            score,
+        }
+    }
+
+    fn sel(expected_labels: Option<f64>) -> Selection {
+        Selection {
+            max_blocks: 6,
+            per_function: 2,
+            expected_labels,
+        }
+    }
+
+    #[test]
+    fn a_sure_first_place_is_named_alone_and_even_chances_are_named_together() {
+        let sure = [place(1, 0.9), place(10, 0.05), place(20, 0.04)];
+        assert_eq!(select(&sure, &sel(Some(1.5))), [0]);
+        let even = [place(1, 0.3), place(10, 0.28), place(20, 0.27)];
+        assert_eq!(select(&even, &sel(Some(1.5))), [0, 1, 2]);
+        // Without expected labels: the best `max_blocks`.
+        assert_eq!(select(&sure, &sel(None)), [0, 1, 2]);
+        assert!(select(&[], &sel(Some(1.5))).is_empty());
+    }
+
+    #[test]
+    fn at_most_the_allowed_blocks_of_one_function_are_named() {
+        let mut p = vec![place(1, 0.5), place(1, 0.5), place(1, 0.5), place(30, 0.4)];
+        p[1].start = 2;
+        p[2].start = 3;
+        let one = Selection {
+            per_function: 1,
+            ..sel(None)
+        };
+        assert_eq!(select(&p, &one), [0, 3]);
+        assert_eq!(select(&p, &sel(None)), [0, 1, 3]);
+    }
 }
