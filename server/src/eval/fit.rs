@@ -3,7 +3,7 @@
 //! the selection's expected number of labeled blocks, their mean over the training incidents.
 
 use crate::agent::baseline::stages::places::{Place, K};
-use crate::agent::baseline::stages::rank::Model;
+use crate::agent::baseline::stages::rank::{Model, FITTED_MAX_BLOCKS, FITTED_PER_FUNCTION};
 use crate::agent::baseline::stages::select::Selection;
 use crate::incident::LabelBlock;
 
@@ -103,13 +103,6 @@ pub fn fit_model(samples: &[Sample]) -> Model {
     }
 }
 
-/// At most this many blocks are named (more than six were never better on the corpus).
-pub const MAX_BLOCKS: usize = 6;
-/// Blocks allowed per function. One per function was offered too; it was chosen by folds
-/// whose own training incidents happened to favour it, and did worse on the held-out ones
-/// (docs/baseline.md).
-pub const PER_FUNCTION: usize = 2;
-
 /// The model, then the selection that goes with it: how many labeled blocks the training
 /// incidents have on average, which turns the model's chances into expected coverage.
 pub fn fit(samples: &[Sample]) -> (Model, Selection) {
@@ -121,8 +114,8 @@ pub fn fit(samples: &[Sample]) -> (Model, Selection) {
         (labels as f64 / samples.len() as f64).max(1.0)
     };
     let sel = Selection {
-        max_blocks: MAX_BLOCKS,
-        per_function: PER_FUNCTION,
+        max_blocks: FITTED_MAX_BLOCKS,
+        per_function: FITTED_PER_FUNCTION,
         expected_labels: Some(expected_labels),
     };
     (model, sel)

@@ -3,8 +3,8 @@
 //! rankings, or two sets of candidates, on the order they give alone, whatever the selection
 //! makes of their chances.
 
-// Places of one function named at most at a fixed count: as many as the fitted selection allows.
-use super::fit::PER_FUNCTION;
+// Places of one function named at most at a fixed count: as many as the shipped selection allows.
+use crate::agent::baseline::stages::rank::FITTED_PER_FUNCTION as PER_FUNCTION;
 use crate::agent::baseline::BaselineConfig;
 use crate::score::Metrics;
 use serde::{Deserialize, Serialize};
