@@ -5,6 +5,7 @@
 
 use crate::code::RepoIndex;
 use regex::Regex;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,12 +102,19 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
     let mut prev_line = "";
     // Traces that Python printed (outermost frame first, the exception after the frames).
     let mut python: Vec<usize> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i as u32 + 1;
+    let lines = logical_lines(p, text);
+    for (line_no, line) in &lines {
+        let (line_no, line) = (*line_no, line.as_ref());
         if line.len() > 4000 {
             prev_line = "";
             gap = gap.saturating_add(1);
             continue;
+        }
+        if pos > 0 && is_panic_machinery(line) {
+            // Everything innermost of the panic machinery is the panic hook's own
+            // (`tikv_util::set_panic_hook`), not the code that failed.
+            out.retain(|f| f.kind != FrameKind::Stack || f.trace != trace);
+            pos = 0;
         }
         let stack = stack_frame(p, line, prev_line);
         prev_line = line;
@@ -212,6 +220,74 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
         python_innermost_first(&mut out, text, t);
     }
     out
+}
+
+/// The lines of `text` with their 1-based numbers. A line that holds a whole trace written as
+/// one field with escaped line breaks (TiKV's `[backtrace="   0: …\n   at …"]`, zap's
+/// `"stacktrace":"pkg.f\n\tpkg/f.go:85\n…"`, a JSON logger's `"stack_trace"`) is unfolded
+/// into the lines it stands for, each with the number of the line that holds it; other lines
+/// are kept as they are.
+fn logical_lines<'a>(p: &Patterns, text: &'a str) -> Vec<(u32, Cow<'a, str>)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u32 + 1;
+        if line.len() <= MAX_FOLDED_LINE && line.matches("\\n").count() >= 2 {
+            let mut pieces: Vec<&str> = line.split("\\n").collect();
+            // The field ends at the last piece's first unescaped quote; what follows it (more
+            // fields of the log line) is a line of its own.
+            if let Some(tail) = pieces.pop() {
+                let (field, rest) = tail.split_at(field_end(tail));
+                pieces.extend([field, rest]);
+            }
+            let parts: Vec<String> = pieces
+                .iter()
+                .map(|s| s.replace("\\t", "\t").replace("\\\"", "\""))
+                .collect();
+            let mut prev = "";
+            let holds_trace = parts.iter().any(|l| {
+                let found = stack_frame(p, l, prev).is_some();
+                prev = l;
+                found
+            });
+            if holds_trace {
+                out.extend(parts.into_iter().map(|l| (n, Cow::Owned(l))));
+                continue;
+            }
+        }
+        out.push((n, Cow::Borrowed(line)));
+    }
+    out
+}
+
+/// Where `s`'s first quote that no backslash escapes is (its length when there is none).
+fn field_end(s: &str) -> usize {
+    let b = s.as_bytes();
+    (0..b.len())
+        .find(|&i| b[i] == b'"' && (i == 0 || b[i - 1] != b'\\'))
+        .unwrap_or(b.len())
+}
+
+/// Lines longer than this are never unfolded (nor read for frames at all).
+const MAX_FOLDED_LINE: usize = 256 * 1024;
+
+/// Whether a line of a Rust backtrace names the panic machinery (`rust_begin_unwind`,
+/// `core::panicking::panic_fmt`, `std::panicking::…`): the frames printed before it are
+/// the panic hook's.
+fn is_panic_machinery(line: &str) -> bool {
+    let t = line.trim_start();
+    let t = t.trim_start_matches(|c: char| c.is_ascii_digit());
+    let t = t.strip_prefix(':').unwrap_or(t).trim_start();
+    [
+        "rust_begin_unwind",
+        "__rustc::rust_begin_unwind",
+        "core::panicking::",
+        "std::panicking::",
+        "std::sys_common::backtrace::__rust_end_short_backtrace",
+        "std::sys::backtrace::__rust_end_short_backtrace",
+        "__rust_start_panic",
+    ]
+    .iter()
+    .any(|m| t.starts_with(m))
 }
 
 /// Python prints a trace outermost frame first and its exception after the last frame
@@ -462,6 +538,58 @@ mod tests {
             (men.kind, men.file.as_str(), men.line),
             (FrameKind::Mention, "raft.go", 912)
         );
+    }
+
+    #[test]
+    fn a_trace_written_as_one_escaped_field_is_read_frame_by_frame() {
+        // TiKV's FATAL line: the backtrace is one quoted field, its panic hook comes first.
+        let tikv = r#"[2023/05/10 08:12:40.118 +00:00] [FATAL] [lib.rs:470] ["called `Option::unwrap()` on a `None` value"] [backtrace="   0: tikv_util::set_panic_hook::{{closure}}\n             at /build/tikv/components/tikv_util/src/lib.rs:469:18\n   1: std::panicking::rust_panic_with_hook\n             at /rustc/5680/library/std/src/panicking.rs:702:17\n   7: core::panicking::panic\n             at /rustc/5680/library/core/src/panicking.rs:114:5\n   8: kvstore::apply::ApplyDelegate::exec_split\n             at /build/tikv/components/kvstore/src/apply.rs:1432:17\n   9: kvstore::apply::ApplyDelegate::exec_admin_cmd\n             at /build/tikv/components/kvstore/src/apply.rs:1290:32"] [location=components/kvstore/src/apply.rs:1432]"#;
+        let f = parse(tikv, 0, 0);
+        let stack: Vec<_> = f
+            .iter()
+            .filter(|x| x.kind == FrameKind::Stack && !is_outside(&x.file))
+            .map(|x| {
+                (
+                    x.file.rsplit('/').next().unwrap_or(""),
+                    x.line,
+                    x.pos,
+                    x.source_line,
+                )
+            })
+            .collect();
+        assert_eq!(stack, [("apply.rs", 1432, 1, 1), ("apply.rs", 1290, 2, 1)]);
+        // The panic hook's frame is gone; the logger's caller and the location stay mentions.
+        assert!(!f
+            .iter()
+            .any(|x| x.kind == FrameKind::Stack && x.line == 469));
+        assert!(f
+            .iter()
+            .any(|x| x.kind == FrameKind::Mention && x.line == 1432));
+
+        // zap's JSON stacktrace: Go frames under their function lines.
+        let zap = r#"{"level":"fatal","msg":"failed","stacktrace":"go.etcd.io/etcd/pkg/v3/flags.verifyEnv\n\tgo.etcd.io/etcd/pkg/v3/flags/flag.go:85\ngo.etcd.io/etcd/pkg/v3/flags.SetPflagsFromEnv\n\tgo.etcd.io/etcd/pkg/v3/flags/flag.go:63"}"#;
+        let g: Vec<_> = parse(zap, 0, 0)
+            .into_iter()
+            .map(|x| (x.kind, x.line, x.pos))
+            .collect();
+        assert_eq!(g, [(FrameKind::Stack, 85, 0), (FrameKind::Stack, 63, 1)]);
+
+        // Escaped line breaks without a frame leave the line as it was: mentions only.
+        let msg = r#"{"msg":"bad entry\nat offset 3\nsee wal.go:120"}"#;
+        let m = parse(msg, 0, 0);
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].kind, m[0].line), (FrameKind::Mention, 120));
+    }
+
+    #[test]
+    fn a_rust_backtrace_starts_below_its_panic_machinery() {
+        let t = "stack backtrace:\n   0: kv::util::panic_hook\n             at ./src/util.rs:10:5\n   1: std::panicking::rust_panic_with_hook\n   2: rust_begin_unwind\n             at /rustc/abc/library/std/src/panicking.rs:645:5\n   3: kv::raft::log::Log::term\n             at ./src/raft/log.rs:88:9\n";
+        let inside: Vec<_> = parse(t, 0, 0)
+            .into_iter()
+            .filter(|x| !is_outside(&x.file))
+            .map(|x| (x.file, x.line))
+            .collect();
+        assert_eq!(inside, [("./src/raft/log.rs".to_string(), 88)]);
     }
 
     #[test]
