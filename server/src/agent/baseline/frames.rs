@@ -1,7 +1,8 @@
 //! Stack frames in the evidence and the report (Java/Scala `at a.B.m(B.java:12)`, Python
 //! `File "x.py", line 12`, Go `\t/src/x.go:12 +0x1d`, Rust `at src/x.rs:12:5` and
 //! `panicked at src/x.rs:12:5`, C++ gdb `#3 … at x.cc:12` and sanitizer `#0 0x… in f x.cc:12`),
-//! plain `file.ext:line` mentions, and their mapping to files of the repository.
+//! plain `file.ext:line` mentions, and their mapping to files of the repository; a trace a
+//! logger wrote as one escaped field (`backtrace="…\n…"`) is read as the lines it stands for.
 
 use crate::code::RepoIndex;
 use regex::Regex;
@@ -267,7 +268,8 @@ fn field_end(s: &str) -> usize {
         .unwrap_or(b.len())
 }
 
-/// Lines longer than this are never unfolded (nor read for frames at all).
+/// Lines longer than this are never unfolded: a logged trace field is far shorter, and
+/// splitting a huge line only to skip its pieces would cost a copy of it.
 const MAX_FOLDED_LINE: usize = 256 * 1024;
 
 /// Whether a line of a Rust backtrace names the panic machinery (`rust_begin_unwind`,
