@@ -2,10 +2,8 @@
 //! method) on whether a place touches a labeled block, each incident weighing the same; and
 //! the selection's expected number of labeled blocks, their mean over the training incidents.
 
-use crate::agent::baseline::stages::places::Place;
-use crate::agent::baseline::stages::rank::{
-    inputs, Model, FITTED_MAX_BLOCKS, FITTED_PER_FUNCTION, INPUTS,
-};
+use crate::agent::baseline::stages::places::{Place, K};
+use crate::agent::baseline::stages::rank::{Model, FITTED_MAX_BLOCKS, FITTED_PER_FUNCTION};
 use crate::agent::baseline::stages::select::Selection;
 use crate::incident::LabelBlock;
 
@@ -60,16 +58,16 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
 /// incident weighing one in total. (A listwise fit, conditional logit within each incident,
 /// was tried and did no better on held-out systems; see docs/baseline.md.)
 pub fn fit_model(samples: &[Sample]) -> Model {
-    let mut rows: Vec<([f64; INPUTS + 1], f64, f64)> = Vec::new();
+    let mut rows: Vec<([f64; K + 1], f64, f64)> = Vec::new();
     for s in samples.iter().filter(|s| !s.places.is_empty()) {
         let w = 1.0 / s.places.len() as f64;
         for p in s.places {
-            let mut x = [1.0; INPUTS + 1];
-            x[1..].copy_from_slice(&inputs(&p.features));
+            let mut x = [1.0; K + 1];
+            x[1..].copy_from_slice(&p.features);
             rows.push((x, if touches(p, s.labels) { 1.0 } else { 0.0 }, w));
         }
     }
-    let n = INPUTS + 1;
+    let n = K + 1;
     let mut beta = vec![0.0; n];
     for _ in 0..NEWTON_STEPS {
         let mut grad = vec![0.0; n];
@@ -130,8 +128,6 @@ mod tests {
     use crate::agent::baseline::stages::rank::rank;
     use crate::agent::baseline::stages::select::select;
 
-    use crate::agent::baseline::stages::places::K;
-
     fn place(start: u32, log: f64, bm25: f64) -> Place {
         let mut features = [0.0; K];
         features[Source::Log.feature()] = log;
@@ -170,17 +166,9 @@ mod tests {
             })
             .collect();
         let (model, sel) = fit(&samples);
-        // Log evidence counts (its weights, as itself and as its root, lean positive), and
-        // far more than BM25.
-        let log = Source::Log.feature();
+        assert!(model.weights[Source::Log.feature()] > 1.0, "{model:?}");
         assert!(
-            model.weights[log] + model.weights[K + log] > 1.0,
-            "{model:?}"
-        );
-        let strong_log = place(1, 0.9, 0.2).features;
-        let strong_bm25 = place(1, 0.1, 0.9).features;
-        assert!(
-            model.probability(&strong_log) > 2.0 * model.probability(&strong_bm25),
+            model.weights[Source::Log.feature()] > model.weights[Source::Bm25.feature()],
             "{model:?}"
         );
         // One block is enough when the first is always right.

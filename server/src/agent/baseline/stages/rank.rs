@@ -5,61 +5,30 @@
 use super::places::{Place, FEATURES, K};
 use serde::{Deserialize, Serialize};
 
-/// The evidence strengths (the first features, one per kind of evidence, and BM25 of the
-/// block) whose square roots are inputs too.
-const ROOTED: usize = 10;
-/// How many inputs the model weighs: the features, then the square roots of the strengths.
-pub const INPUTS: usize = K + ROOTED;
-
-/// The model's inputs for a place's features. A strength enters both as itself and as its
-/// square root, so the fit can tell a weak piece of evidence from none at all without
-/// letting a strong one count in proportion (held out, the roots raised coverage and file
-/// coverage; docs/baseline.md, twelfth measurement).
-pub fn inputs(features: &[f64; K]) -> [f64; INPUTS] {
-    std::array::from_fn(|i| {
-        if i < K {
-            features[i]
-        } else {
-            features[i - K].max(0.0).sqrt()
-        }
-    })
-}
-
-/// The name of each input, in order (`sqrt_` before a rooted strength's feature name).
-pub fn input_names() -> Vec<String> {
-    FEATURES
-        .iter()
-        .map(|n| n.to_string())
-        .chain(FEATURES[..ROOTED].iter().map(|n| format!("sqrt_{n}")))
-        .collect()
-}
-
-/// A linear score over the inputs; its logistic is the estimated chance that a place
+/// A linear score over the features; its logistic is the estimated chance that a place
 /// touches a cause.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
     pub bias: f64,
-    pub weights: [f64; INPUTS],
+    pub weights: [f64; K],
 }
 
 /// The shipped weights: `distdebug eval --set all --folds system` fitted on all 273
-/// incidents (261 upstream, 12 self-contained), in the order of `input_names`. The held-out
+/// incidents (261 upstream, 12 self-contained), in the order of `FEATURES`. The held-out
 /// figures in docs/baseline.md come from the folds, never from these.
 // A fitted weight may happen to lie near a mathematical constant, which clippy takes for a typo.
 #[allow(clippy::approx_constant)]
 pub const FITTED: Model = Model {
-    bias: -6.771,
+    bias: -6.797,
     weights: [
-        0.154, -0.128, 1.605, 0.647, -0.064, -0.230, 0.738, 0.388, 0.189, 0.606, 0.039, 1.310,
-        -1.428, 0.308, 0.197, 1.542, 0.156, 1.004, 0.567, 0.106, -0.426, 1.320, 1.102, 0.375,
-        -0.443, 0.561, 0.621, -0.096, 0.353,
+        0.180, -0.453, 2.639, 1.090, 0.102, -0.615, 1.021, 0.453, 0.041, 0.945, 0.063, 1.386,
+        -1.507, 0.765, 0.189, 1.612, 0.149, 1.003, 0.578,
     ],
 };
 
 impl Model {
-    pub fn linear(&self, features: &[f64; K]) -> f64 {
-        let x = inputs(features);
-        self.bias + self.weights.iter().zip(&x).map(|(w, v)| w * v).sum::<f64>()
+    pub fn linear(&self, x: &[f64; K]) -> f64 {
+        self.bias + self.weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>()
     }
 
     pub fn probability(&self, x: &[f64; K]) -> f64 {
@@ -69,7 +38,7 @@ impl Model {
     /// The weights as `name=value` pairs, for steps and reports.
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("bias={:.2}", self.bias)];
-        for (n, w) in input_names().iter().zip(self.weights) {
+        for (n, w) in FEATURES.iter().zip(self.weights) {
             parts.push(format!("{n}={w:.2}"));
         }
         parts.join(" ")
