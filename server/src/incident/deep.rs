@@ -1,8 +1,9 @@
 //! The deep check of an incident against its code at the buggy revision: every label range,
-//! every stack frame of the evidence, and (for git-url incidents) that the fix commit's first
-//! parent is the buggy commit. Git-url incidents are checked only when the repository cache
+//! every stack frame of the evidence, (for git-url incidents) that the fix commit's first
+//! parent is the buggy commit, and notes where the labels or the evidence disagree with the fix. Git-url incidents are checked only when the repository cache
 //! holds the buggy commit; the check never uses the network.
 
+use super::fix_notes;
 use super::frames::{find_frames, Frame};
 use super::problem::Problem;
 use super::repo_cache;
@@ -147,7 +148,44 @@ pub fn deep_check(incident: &Incident) -> DeepOutcome {
     if let (Source::Git(repo, oid), Some(FixSource::Commit(fix))) = (&source, &m.fix) {
         check_fix_commit(incident, repo, *oid, fix, &mut findings);
     }
+    note_against_the_fix(incident, &source, &mut findings.notes);
     DeepOutcome::Checked(findings)
+}
+
+/// Compares the fix (its commit in the cache, or `fix.patch`) with the labels and the
+/// evidence; a fix that cannot be read adds nothing here (the other checks report why).
+fn note_against_the_fix(incident: &Incident, source: &Source, notes: &mut Vec<String>) {
+    let changes = match (source, &incident.manifest.fix) {
+        (Source::Git(repo, buggy), Some(FixSource::Commit(fix))) => Oid::from_str(fix)
+            .ok()
+            .and_then(|fix| fix_notes::of_commits(repo, *buggy, fix).ok()),
+        (_, Some(FixSource::Patch(rel))) => std::fs::read(incident.dir.join(rel))
+            .ok()
+            .and_then(|patch| fix_notes::of_patch(&patch).ok()),
+        _ => None,
+    };
+    let Some(changes) = changes else { return };
+    if let Ok(labels) = incident.load_labels() {
+        notes.extend(fix_notes::note_untouched_labels(
+            incident, &labels, &changes,
+        ));
+    }
+    let mut quoted = fix_notes::quoted_fix_messages(incident, &changes);
+    if !quoted.is_empty() {
+        // A message the fix adds in one file may be printed by another the fix leaves alone.
+        let paths = source.file_paths().unwrap_or_default();
+        for path in &paths {
+            let Some(bytes) = source.read(path) else {
+                continue;
+            };
+            let text = fix_notes::join_split_literals(&String::from_utf8_lossy(&bytes));
+            quoted.retain(|(_, message)| !text.contains(message.as_str()));
+            if quoted.is_empty() {
+                break;
+            }
+        }
+    }
+    notes.extend(fix_notes::note_quoted_messages(incident, &quoted));
 }
 
 /// Every labeled file exists at the buggy revision and every range ends inside it.

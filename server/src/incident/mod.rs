@@ -4,6 +4,7 @@
 pub mod corpus_table;
 pub mod deep;
 pub mod discover;
+pub mod fix_notes;
 pub mod frames;
 pub mod labels;
 pub mod manifest;
