@@ -579,4 +579,55 @@ mod tests {
             "{notes:#?}"
         );
     }
+
+    #[test]
+    fn a_fix_patch_is_compared_with_the_labels_and_the_evidence() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("inc");
+        write(
+            &dir,
+            "incident.json",
+            r#"{"id":"inc","system":"S","language":"python","category":"logic","tags":[],
+            "repository":{"path":"repo"},"evidence":["evidence/a.log"],
+            "fix":{"patch":"fix.patch"}}"#,
+        );
+        write(&dir, "report.md", "leases vanish\n");
+        write(
+            &dir,
+            "labels.json",
+            r#"{"blocks":[{"path":"lease.py","start_line":2,"end_line":2},
+                          {"path":"lease.py","start_line":5,"end_line":5}]}"#,
+        );
+        write(
+            &dir,
+            "repo/lease.py",
+            "def expire(now, deadline):\n    if now > deadline:\n        log(\"lease gone\")\n\n    x = 1\n",
+        );
+        write(
+            &dir,
+            "fix.patch",
+            "--- a/lease.py\n+++ b/lease.py\n@@ -2,2 +2,2 @@\n-    if now > deadline:\n-        log(\"lease gone\")\n+    if now >= deadline:\n+        log(\"lease expired at its deadline\")\n",
+        );
+        write(
+            &dir,
+            "evidence/a.log",
+            "INFO lease expired at its deadline\n",
+        );
+        let inc = Incident::load(&dir).unwrap();
+        let DeepOutcome::Checked(f) = deep_check(&inc) else {
+            panic!("a self-contained incident is always checked");
+        };
+        assert!(f.problems.is_empty(), "{:?}", f.problems);
+        assert_eq!(f.notes.len(), 2, "{:#?}", f.notes);
+        assert!(
+            f.notes[0].contains("blocks[1] (lease.py:5-5) touches no line the fix changes"),
+            "{:#?}",
+            f.notes
+        );
+        assert!(
+            f.notes[1].contains("evidence/a.log quotes \"lease expired at its deadline\""),
+            "{:#?}",
+            f.notes
+        );
+    }
 }

@@ -15,7 +15,7 @@ const MIN_MESSAGE: usize = 16;
 #[derive(Debug, Default)]
 pub struct FixChanges {
     /// Per file (at the buggy revision), the line ranges the fix replaces or deletes, and the
-    /// lines after which it only inserts (as a range of that one line).
+    /// lines after which it inserts code (as a range of that one line).
     old_ranges: BTreeMap<String, Vec<(u32, u32)>>,
     /// Message pieces of string literals on the lines the fix adds outside tests, and not on
     /// the lines it removes.
@@ -32,40 +32,78 @@ pub fn of_commits(repo: &Repository, buggy: Oid, fix: Oid) -> Result<FixChanges,
     of_diff(&diff)
 }
 
-/// The changes of a unified diff (`fix.patch`).
+/// The changes of a unified diff (`fix.patch`); one made by plain `diff -u`, without git's
+/// `diff --git` lines, is read too.
 pub fn of_patch(patch: &[u8]) -> Result<FixChanges, git2::Error> {
-    of_diff(&Diff::from_buffer(patch)?)
+    let text = String::from_utf8_lossy(patch);
+    if text.contains("diff --git ") {
+        return of_diff(&Diff::from_buffer(patch)?);
+    }
+    let mut with_headers = String::new();
+    let mut old_path: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(p) = line.strip_prefix("--- ") {
+            old_path = Some(p.split('\t').next().unwrap_or(p));
+            continue;
+        }
+        if let (Some(p), Some(old)) = (line.strip_prefix("+++ "), old_path.take()) {
+            let new = p.split('\t').next().unwrap_or(p);
+            let strip = |s: &str| {
+                s.trim_start_matches("a/")
+                    .trim_start_matches("b/")
+                    .to_string()
+            };
+            with_headers.push_str(&format!(
+                "diff --git a/{} b/{}\n--- {old}\n+++ {new}\n",
+                strip(old),
+                strip(new)
+            ));
+            continue;
+        }
+        with_headers.push_str(line);
+        with_headers.push('\n');
+    }
+    of_diff(&Diff::from_buffer(with_headers.as_bytes())?)
 }
 
 fn of_diff(diff: &Diff) -> Result<FixChanges, git2::Error> {
     let mut changes = FixChanges::default();
     let mut added = BTreeSet::new();
     let mut removed = BTreeSet::new();
+    // The last old line seen in the current hunk: code the fix adds goes right after it.
+    let mut last_old = 0u32;
+    let mut hunk_start = None;
     diff.foreach(
         &mut |_, _| true,
         None,
-        Some(&mut |delta, hunk| {
-            if let Some(path) = delta.old_file().path() {
-                let path = normalize_rel(&path.to_string_lossy());
-                let start = hunk.old_start();
-                // A pure insertion reports the line it follows, with no old lines.
-                let end = start + hunk.old_lines().saturating_sub(1);
-                changes
-                    .old_ranges
-                    .entry(path)
-                    .or_default()
-                    .push((start, end));
+        None,
+        Some(&mut |delta, hunk, line| {
+            let Some(old_path) = delta.old_file().path() else {
+                return true;
+            };
+            let old_path = normalize_rel(&old_path.to_string_lossy());
+            if let Some(h) = hunk {
+                if hunk_start != Some((old_path.clone(), h.old_start())) {
+                    hunk_start = Some((old_path.clone(), h.old_start()));
+                    // A hunk that only inserts names the line it follows; any other names
+                    // its first old line.
+                    last_old = if h.old_lines() == 0 {
+                        h.old_start()
+                    } else {
+                        h.old_start().saturating_sub(1)
+                    };
+                }
             }
-            true
-        }),
-        Some(&mut |delta, _, line| {
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            if path.contains("test") {
+            match line.origin() {
+                ' ' => last_old = line.old_lineno().unwrap_or(last_old),
+                '-' => {
+                    last_old = line.old_lineno().unwrap_or(last_old);
+                    push_range(&mut changes, &old_path, last_old);
+                }
+                '+' => push_range(&mut changes, &old_path, last_old.max(1)),
+                _ => return true,
+            }
+            if old_path.to_lowercase().contains("test") {
                 return true; // a test's messages are not what a failing build prints
             }
             let text = String::from_utf8_lossy(line.content());
@@ -79,6 +117,15 @@ fn of_diff(diff: &Diff) -> Result<FixChanges, git2::Error> {
     )?;
     changes.added_messages = added.difference(&removed).cloned().collect();
     Ok(changes)
+}
+
+/// Adds `line` to the file's changed ranges, extending the last range when it continues it.
+fn push_range(changes: &mut FixChanges, path: &str, line: u32) {
+    let ranges = changes.old_ranges.entry(path.to_string()).or_default();
+    match ranges.last_mut() {
+        Some(last) if line >= last.0 && line <= last.1 + 1 => last.1 = last.1.max(line),
+        _ => ranges.push((line, line)),
+    }
 }
 
 /// The fixed pieces of the double-quoted literals of a line: the text between format
