@@ -18,6 +18,7 @@ pub mod related;
 pub mod scorer;
 pub mod smells;
 pub mod stages;
+pub mod symbols;
 pub mod together;
 pub mod trace;
 

@@ -4,6 +4,7 @@
 //! plain `file.ext:line` mentions, and their mapping to files of the repository; a trace a
 //! logger wrote as one escaped field (`backtrace="…\n…"`) is read as the lines it stands for.
 
+use super::symbols;
 use crate::code::RepoIndex;
 use regex::Regex;
 use std::borrow::Cow;
@@ -88,7 +89,8 @@ fn is_header(line: &str) -> bool {
             || t.starts_with("panic")
             || t.contains("panicked")
             || t.contains("SIGSEGV")
-            || t.contains("Assertion"))
+            || t.contains("Assertion")
+            || t.contains("[FATAL]"))
 }
 
 /// Every frame and mention in `text` (source number `source`); trace numbers start at
@@ -104,8 +106,9 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
     // Traces that Python printed (outermost frame first, the exception after the frames).
     let mut python: Vec<usize> = Vec::new();
     let lines = logical_lines(p, text);
-    for (line_no, line) in &lines {
+    for (k, (line_no, line)) in lines.iter().enumerate() {
         let (line_no, line) = (*line_no, line.as_ref());
+        let next = lines.get(k + 1).map_or("", |(_, l)| l.as_ref());
         if line.len() > 4000 {
             prev_line = "";
             gap = gap.saturating_add(1);
@@ -117,7 +120,10 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
             out.retain(|f| f.kind != FrameKind::Stack || f.trace != trace);
             pos = 0;
         }
-        let stack = stack_frame(p, line, prev_line);
+        let stack = stack_frame(p, line, prev_line).or_else(|| {
+            symbols::frame(line, p.rust_at.is_match(next))
+                .map(|(file, path)| (file, 0, None, Some(path)))
+        });
         prev_line = line;
         match stack {
             Some((file, l, class, function)) => {
@@ -246,7 +252,7 @@ fn logical_lines<'a>(p: &Patterns, text: &'a str) -> Vec<(u32, Cow<'a, str>)> {
                 .collect();
             let mut prev = "";
             let holds_trace = parts.iter().any(|l| {
-                let found = stack_frame(p, l, prev).is_some();
+                let found = stack_frame(p, l, prev).is_some() || symbols::is_frame_line(l);
                 prev = l;
                 found
             });
@@ -592,6 +598,33 @@ mod tests {
             .map(|x| (x.file, x.line))
             .collect();
         assert_eq!(inside, [("./src/raft/log.rs".to_string(), 88)]);
+    }
+
+    #[test]
+    fn a_rust_frame_without_a_location_is_read_by_its_symbol() {
+        // TiKV without line tables: every frame names a function only.
+        let log = r#"[2024/01/12 16:55:02.845 +08:00] [FATAL] [lib.rs:478] ["called `Option::unwrap()` on a `None` value"] [backtrace="   0: backtrace::capture::Backtrace::new\n   1: tikv_util::set_panic_hook::{{closure}}\n   2: std::panicking::rust_panic_with_hook\n   3: core::panicking::panic\n   4: kvdata::codec::row::v2::row_slice::RowSlice::cut_checksum_bytes\n   5: kvdata::codec::row::v2::row_slice::RowSlice::from_bytes::h0123456789abcdef\n   6: tikv::storage::Storage::get\n             at src/storage/mod.rs:12:5"]"#;
+        let f: Vec<Frame> = parse(log, 0, 0)
+            .into_iter()
+            .filter(|x| x.kind == FrameKind::Stack)
+            .collect();
+        let inner: Vec<_> = f
+            .iter()
+            .map(|x| (x.pos, x.file.as_str(), x.line, x.function.as_deref()))
+            .collect();
+        let cut = "kvdata::codec::row::v2::row_slice::RowSlice::cut_checksum_bytes";
+        let from = "kvdata::codec::row::v2::row_slice::RowSlice::from_bytes";
+        assert_eq!(
+            inner,
+            [
+                (0, "panicking.rs", 0, Some("core::panicking::panic")),
+                (1, "codec/row/v2/row_slice.rs", 0, Some(cut)),
+                (2, "codec/row/v2/row_slice.rs", 0, Some(from)),
+                // A frame with its location is read from the location, as before.
+                (3, "src/storage/mod.rs", 12, None),
+            ]
+        );
+        assert!(f[1].header.as_deref().unwrap_or("").contains("unwrap()"));
     }
 
     #[test]

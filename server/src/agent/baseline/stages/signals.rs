@@ -7,6 +7,7 @@ use super::super::context::{action, quote, read, timed, Sink, Stop, REPORT};
 use super::super::evidence::{self, Templates};
 use super::super::frames::{self, Frame, FrameKind};
 use super::super::logmatch::{self, LogSearch};
+use super::super::symbols;
 use super::super::BaselineConfig;
 use crate::agent::AgentInput;
 use crate::code::RepoIndex;
@@ -224,9 +225,17 @@ fn stack_frames(
     let resolved: Vec<(frames::Frame, usize, f64)> = all_frames
         .iter()
         .flat_map(|f| {
+            if f.line == 0 && f.kind == FrameKind::Stack {
+                // A frame that names its function but no line: the line is inferred.
+                return symbols::locate(index, f)
+                    .into_iter()
+                    .map(|(file, line, sure)| (Frame { line, ..f.clone() }, file, sure))
+                    .collect::<Vec<_>>();
+            }
             frames::resolve(index, f)
                 .into_iter()
-                .map(move |(file, sure)| (f.clone(), file, sure))
+                .map(|(file, sure)| (f.clone(), file, sure))
+                .collect()
         })
         .collect();
     let n_stack = all_frames
