@@ -49,8 +49,9 @@ pub fn of_patch(patch: &[u8]) -> Result<FixChanges, git2::Error> {
         if let (Some(p), Some(old)) = (line.strip_prefix("+++ "), old_path.take()) {
             let new = p.split('\t').next().unwrap_or(p);
             let strip = |s: &str| {
-                s.trim_start_matches("a/")
-                    .trim_start_matches("b/")
+                s.strip_prefix("a/")
+                    .or_else(|| s.strip_prefix("b/"))
+                    .unwrap_or(s)
                     .to_string()
             };
             with_headers.push_str(&format!(

@@ -32,6 +32,8 @@ pub struct Frame {
     pub line: u32,
     /// `org.a.Leader` for Java/Scala frames: tells packages apart.
     pub class: Option<String>,
+    /// The function the frame names, when it does; a Rust frame without a location keeps its
+    /// whole path (`krate::module::Type::f`), from which `symbols::locate` finds the file.
     pub function: Option<String>,
     /// The exception or panic message that heads the trace, when there is one.
     pub header: Option<String>,
