@@ -1,7 +1,8 @@
 //! The deep check of an incident against its code at the buggy revision: every label range,
 //! every stack frame of the evidence, (for git-url incidents) that the fix commit's first
-//! parent is the buggy commit, and notes where the labels or the evidence disagree with the fix. Git-url incidents are checked only when the repository cache
-//! holds the buggy commit; the check never uses the network.
+//! parent is the buggy commit, and notes where the labels or the evidence disagree with the
+//! fix. Git-url incidents are checked only when the repository cache holds the buggy commit;
+//! the check never uses the network.
 
 use super::fix_notes;
 use super::frames::{find_frames, Frame};
