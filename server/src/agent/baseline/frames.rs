@@ -123,7 +123,9 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
             pos = 0;
         }
         let stack = stack_frame(p, line, prev_line).or_else(|| {
-            symbols::frame(line, p.rust_at.is_match(next))
+            // A location on the next line makes that line the frame.
+            symbols::frame(line)
+                .filter(|_| !p.rust_at.is_match(next))
                 .map(|(file, path)| (file, 0, None, Some(path)))
         });
         prev_line = line;

@@ -23,13 +23,10 @@ pub fn is_frame_line(line: &str) -> bool {
 
 /// A numbered frame of a Rust backtrace that names its function but no location (a build
 /// without line tables: `  8: tidb_query_datatype::codec::row::v2::row_slice::RowSlice::cut_checksum_bytes`,
-/// with no `at file:line` on the next line): the module's file (`codec/row/v2/row_slice.rs`)
-/// and the whole path. `locate` finds the line.
-pub fn frame(line: &str, next_is_location: bool) -> Option<(String, String)> {
+/// when no `at file:line` follows it): the module's file (`codec/row/v2/row_slice.rs`) and the
+/// whole path. `locate` finds the line.
+pub fn frame(line: &str) -> Option<(String, String)> {
     let c = pattern().captures(line)?;
-    if next_is_location {
-        return None; // the location follows: that line is the frame
-    }
     let mut path = c[1].to_string();
     // A legacy-mangled symbol ends in its hash (`::h0123456789abcdef`), which names nothing.
     if let Some((head, last)) = path.rsplit_once("::") {
@@ -109,17 +106,16 @@ pub fn locate(index: &RepoIndex, f: &Frame) -> Vec<(usize, u32, f64)> {
             continue;
         };
         let text = &index.files[file].text;
-        let lines: Vec<(u32, &str)> = text
+        let wanted = panic_sites(f.header.as_deref().unwrap_or(""));
+        // The body: the lines after the definition's first, through its last.
+        let mut hits: Vec<u32> = text
             .lines()
             .enumerate()
             .map(|(i, l)| (i as u32 + 1, l))
-            .filter(|(n, _)| *n > def.start_line && *n <= def.end_line)
-            .collect();
-        let wanted = panic_sites(f.header.as_deref().unwrap_or(""));
-        let mut hits: Vec<u32> = lines
-            .iter()
-            .filter(|(_, l)| !wanted.is_empty() && wanted.iter().any(|w| l.contains(w)))
-            .map(|(n, _)| *n)
+            .skip(def.start_line as usize)
+            .take((def.end_line - def.start_line) as usize)
+            .filter(|(_, l)| wanted.iter().any(|w| l.contains(w)))
+            .map(|(n, _)| n)
             .take(2)
             .collect();
         if hits.is_empty() {
