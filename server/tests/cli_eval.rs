@@ -121,6 +121,46 @@ fn eval_measures_each_stage_and_reads_its_json_back() {
         paired.contains("coverage fell on 0 incident(s):"),
         "{paired}"
     );
+    // Two runs pooled (here the run split in two halves) make the run's table again; the
+    // fixed-count table belongs to one run's rankings and is left out.
+    let half = results.len() / 2;
+    let mut part_a = v.clone();
+    let mut part_b = v.clone();
+    part_a["results"] = serde_json::json!(results[..half].to_vec());
+    part_b["results"] = serde_json::json!(results[half..].to_vec());
+    let (path_a, path_b) = (scratch.path().join("a.json"), scratch.path().join("b.json"));
+    std::fs::write(&path_a, part_a.to_string()).unwrap();
+    std::fs::write(&path_b, part_b.to_string()).unwrap();
+    let args = [
+        "--from",
+        path_b.to_str().unwrap(),
+        "--from",
+        path_a.to_str().unwrap(),
+    ];
+    let (code, pooled, err) = eval(&args, scratch.path());
+    assert_eq!(code, 0, "{err}");
+    let all_line = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("all "))
+            .map(str::to_string)
+    };
+    assert_eq!(all_line(&pooled), all_line(&out), "{pooled}");
+    assert!(pooled.contains("block@all"), "{pooled}");
+    assert!(!pooled.contains("with the best k places named"), "{pooled}");
+    // An incident in two pooled runs would count twice: an error naming it and both files.
+    let args = [
+        "--from",
+        path_a.to_str().unwrap(),
+        "--from",
+        json.to_str().unwrap(),
+    ];
+    let (code, _, err) = eval(&args, scratch.path());
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&first) && err.contains("a.json") && err.contains("eval.json"),
+        "{err}"
+    );
+
     // A missing earlier run is an error naming the file, before anything runs.
     let missing = scratch.path().join("missing.json");
     let (code, _, err) = eval(

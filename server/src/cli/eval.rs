@@ -43,9 +43,10 @@ pub struct EvalArgs {
     /// Also write the results as JSON to this file
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Print the tables of a JSON file an earlier run wrote (--json) instead of running
+    /// Print the tables of a JSON file an earlier run wrote (--json) instead of running;
+    /// repeated, the runs' incidents are pooled into one table (each incident in one run)
     #[arg(long, value_name = "FILE")]
-    pub from: Option<PathBuf>,
+    pub from: Vec<PathBuf>,
     /// Also compare this run (or --from) with an earlier one, incident by incident: the mean
     /// change of each metric with a paired bootstrap interval, and the incidents that moved
     #[arg(long, value_name = "FILE")]
@@ -71,9 +72,10 @@ pub fn run(a: EvalArgs) -> CliResult {
     };
     // Read the earlier run first: a wrong path should not cost a whole evaluation.
     let before = a.against.as_deref().map(eval::load_results).transpose()?;
-    let report = match &a.from {
-        Some(p) => eval::load(p)?,
-        None => eval::run_eval(&opts, &mut |line| eprintln!("{line}"))?,
+    let report = match a.from.as_slice() {
+        [] => eval::run_eval(&opts, &mut |line| eprintln!("{line}"))?,
+        [one] => eval::load(one)?,
+        several => eval::pool(several)?,
     };
     if report.results.is_empty() {
         return Err(CliError::bad_input(format!(

@@ -17,6 +17,7 @@ use crate::incident::{self, Incident, Labels};
 use crate::score::{score_blocks, Metrics, RepoFiles};
 use serde::{Deserialize, Serialize};
 use stages::LabelStages;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -366,6 +367,32 @@ fn not_an_evaluation(path: &Path, e: serde_json::Error) -> String {
         "{}: not an evaluation written by `distdebug eval --json`: {e}",
         path.display()
     )
+}
+
+/// Pools the per-incident results of several reports `save` wrote into one (runs of batches
+/// scored at different times, each once, as they arrived): only the results are kept, since
+/// each run may come from another build. An incident in two of them is an error, as it
+/// would count twice.
+pub fn pool(paths: &[PathBuf]) -> Result<EvalReport, String> {
+    let mut pooled = EvalReport::default();
+    let mut seen: HashMap<String, &Path> = HashMap::new();
+    for p in paths {
+        let r = load_results(p)?;
+        for res in r.results {
+            if let Some(first) = seen.get(&res.id) {
+                return Err(format!(
+                    "{}: incident {} is also in {}; pooled runs must not share incidents",
+                    p.display(),
+                    res.id,
+                    first.display()
+                ));
+            }
+            seen.insert(res.id.clone(), p);
+            pooled.results.push(res);
+        }
+    }
+    pooled.results.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(pooled)
 }
 
 /// Reads the per-incident results of a report `save` wrote, for a paired comparison. Only the
