@@ -48,6 +48,8 @@ pub struct BaselineConfig {
     pub expected_labels: Option<f64>,
     /// At most this many named blocks in one function.
     pub per_function: usize,
+    /// At most this many named blocks in one file.
+    pub per_file: usize,
     /// The ranking's weights.
     pub model: Model,
     pub index: IndexOptions,
@@ -60,6 +62,7 @@ impl Default for BaselineConfig {
             max_block_lines: 12,
             expected_labels: Some(stages::rank::FITTED_EXPECTED_LABELS),
             per_function: stages::rank::FITTED_PER_FUNCTION,
+            per_file: stages::rank::FITTED_PER_FILE,
             model: stages::rank::FITTED,
             index: IndexOptions::default(),
         }
@@ -74,6 +77,7 @@ impl BaselineConfig {
             "max_block_lines": self.max_block_lines,
             "expected_labels": self.expected_labels,
             "per_function": self.per_function,
+            "per_file": self.per_file,
             "max_file_bytes": self.index.max_file_bytes,
             "ranking": self.model.describe(),
         })
@@ -83,6 +87,7 @@ impl BaselineConfig {
         Selection {
             max_blocks: self.max_blocks,
             per_function: self.per_function,
+            per_file: self.per_file,
             expected_labels: self.expected_labels,
         }
     }
@@ -322,10 +327,11 @@ fn record_stages(sink: &Sink, places: &[Place], chosen: &[usize], cfg: &Baseline
         None => format!("the best {}", cfg.max_blocks),
     };
     let mut thought = Step::new(StepKind::Thought).with_text(format!(
-        "naming {} block{}: at most {} per function, {how}",
+        "naming {} block{}: at most {} per function and {} per file, {how}",
         chosen.len(),
         if chosen.len() == 1 { "" } else { "s" },
         cfg.per_function,
+        cfg.per_file,
     ));
     thought.blocks = Some(diagnosis_blocks(places, chosen));
     sink.step(thought);
@@ -525,6 +531,7 @@ mod tests {
         let sel = Selection {
             max_blocks: 3,
             per_function: 1,
+            per_file: usize::MAX,
             expected_labels: Some(3.0),
         };
         let got: Vec<u32> = stages::select::select(&p, &sel)

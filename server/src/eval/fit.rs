@@ -3,7 +3,9 @@
 //! the selection's expected number of labeled blocks, their mean over the training incidents.
 
 use crate::agent::baseline::stages::places::{Place, K};
-use crate::agent::baseline::stages::rank::{Model, FITTED_MAX_BLOCKS, FITTED_PER_FUNCTION};
+use crate::agent::baseline::stages::rank::{
+    Model, FITTED_MAX_BLOCKS, FITTED_PER_FILE, FITTED_PER_FUNCTION,
+};
 use crate::agent::baseline::stages::select::Selection;
 use crate::incident::LabelBlock;
 
@@ -116,6 +118,7 @@ pub fn fit(samples: &[Sample]) -> (Model, Selection) {
     let sel = Selection {
         max_blocks: FITTED_MAX_BLOCKS,
         per_function: FITTED_PER_FUNCTION,
+        per_file: FITTED_PER_FILE,
         expected_labels: Some(expected_labels),
     };
     (model, sel)

@@ -29,6 +29,7 @@ pub fn config(cfg: &BaselineConfig, k: usize) -> BaselineConfig {
         max_blocks: k,
         expected_labels: None,
         per_function: PER_FUNCTION,
+        per_file: usize::MAX,
         ..cfg.clone()
     }
 }

@@ -74,6 +74,9 @@ pub struct Fold {
     pub expected_labels: Option<f64>,
     #[serde(default = "one")]
     pub per_function: usize,
+    /// Runs before the cap per file had none.
+    #[serde(default = "no_cap")]
+    pub per_file: usize,
 }
 
 impl Fold {
@@ -84,14 +87,18 @@ impl Fold {
             None => "no expected labels".to_string(),
         };
         format!(
-            "at most {} blocks, {} per function, {how}",
-            self.max_blocks, self.per_function
+            "at most {} blocks, {} per function, {} per file, {how}",
+            self.max_blocks, self.per_function, self.per_file
         )
     }
 }
 
 fn one() -> usize {
     1
+}
+
+fn no_cap() -> usize {
+    usize::MAX
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -240,6 +247,7 @@ fn fit_fold(held_out: &str, train: &[&Gathered]) -> Fold {
         max_blocks: sel.max_blocks,
         expected_labels: sel.expected_labels,
         per_function: sel.per_function,
+        per_file: sel.per_file,
     }
 }
 
@@ -250,6 +258,7 @@ pub fn fold_config(fold: &Fold, base: &BaselineConfig) -> BaselineConfig {
         max_blocks: fold.max_blocks,
         expected_labels: fold.expected_labels,
         per_function: fold.per_function,
+        per_file: fold.per_file,
         ..base.clone()
     }
 }

@@ -59,10 +59,12 @@ pub fn rank(places: &mut [Place], model: &Model) {
     });
 }
 
-/// The shipped selection: at most 6 blocks (the old grid's largest count) and two of one
-/// function (one did worse held out, docs/baseline.md), both fixed; as many as make the
-/// expected coverage plus precision largest with 1.48 labeled blocks expected per incident
-/// (fitted with the weights: the mean of the 331 incidents).
+/// The shipped selection: at most 6 blocks (the old grid's largest count), two of one
+/// function (one did worse held out, docs/baseline.md) and three of one file (the
+/// fourteenth measurement), all fixed; as many as make the expected coverage plus precision
+/// largest with 1.48 labeled blocks expected per incident (fitted with the weights: the mean
+/// of the 331 incidents).
 pub const FITTED_MAX_BLOCKS: usize = 6;
 pub const FITTED_EXPECTED_LABELS: f64 = 1.48;
 pub const FITTED_PER_FUNCTION: usize = 2;
+pub const FITTED_PER_FILE: usize = 3;

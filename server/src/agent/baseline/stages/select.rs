@@ -1,5 +1,6 @@
 //! Stage 5, selection: from the ranked places, the best ones of distinct functions (at most
-//! two blocks of one function: three blocks around one symptom are one guess), as many of them
+//! two blocks of one function: three blocks around one symptom are one guess; and at most
+//! three of one file, whose places hit or miss together), as many of them
 //! as make the expected block coverage plus precision largest under the ranking's estimated
 //! chances. How many blocks an incident gets follows from its own chances, not from a fixed
 //! count or a margin fitted over the whole corpus.
@@ -12,6 +13,8 @@ pub struct Selection {
     pub max_blocks: usize,
     /// At most this many blocks of one function.
     pub per_function: usize,
+    /// At most this many blocks of one file.
+    pub per_file: usize,
     /// How many labeled blocks an incident has on average (fitted with the ranking), which
     /// turns expected hits into expected coverage. `None` names all `max_blocks`.
     pub expected_labels: Option<f64>,
@@ -27,6 +30,9 @@ pub fn select(places: &[Place], sel: &Selection) -> Vec<usize> {
         }
         let f = p.function_key();
         if functions.iter().filter(|g| **g == f).count() >= sel.per_function {
+            continue;
+        }
+        if chosen.iter().filter(|&&c| places[c].file == p.file).count() >= sel.per_file {
             continue;
         }
         functions.push(f);
@@ -84,6 +90,7 @@ mod tests {
         Selection {
             max_blocks: 6,
             per_function: 2,
+            per_file: 3,
             expected_labels,
         }
     }
@@ -110,5 +117,21 @@ mod tests {
         };
         assert_eq!(select(&p, &one), [0, 3]);
         assert_eq!(select(&p, &sel(None)), [0, 1, 3]);
+    }
+
+    #[test]
+    fn at_most_the_allowed_blocks_of_one_file_are_named() {
+        // Five places in five functions of one file, then one in another file.
+        let mut p: Vec<Place> = (0..5).map(|k| place(1 + 10 * k, 0.5)).collect();
+        let mut other = place(1, 0.4);
+        other.file = 1;
+        other.path = "b.rs".into();
+        p.push(other);
+        assert_eq!(select(&p, &sel(None)), [0, 1, 2, 5]);
+        let two = Selection {
+            per_file: 2,
+            ..sel(None)
+        };
+        assert_eq!(select(&p, &two), [0, 1, 5]);
     }
 }
