@@ -129,44 +129,131 @@ async fn run_inner(
             None,
         ));
     }
-    let out_dir = input.output_dir.join(AGENT_OUTPUT_DIR);
-    std::fs::create_dir_all(&out_dir)
-        .map_err(|e| format!("{}: cannot create: {e}", out_dir.display()))?;
-    // A private copy lives in its own temp folder, removed when the attempt ends.
-    let copy = if cfg.writable_copy {
-        let tmp = tempfile::Builder::new()
-            .prefix("distdebug-ws-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a temp folder for the workspace copy: {e}"))?;
-        let dst = tmp.path().join("workspace");
-        copy_tree(&input.workspace, &dst)?;
-        Some((tmp, dst))
-    } else {
-        None
-    };
-    let workspace = copy
-        .as_ref()
-        .map(|(_, d)| d.clone())
-        .unwrap_or_else(|| input.workspace.clone());
-    let workspace = workspace
-        .canonicalize()
-        .map_err(|e| format!("{}: cannot open the workspace: {e}", workspace.display()))?;
-    let out_dir = out_dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let dirs = AgentDirs::make(cfg, input)?;
+    let (workspace, out_dir) = (&dirs.workspace, &dirs.out_dir);
 
     // A harness writes its config into the attempt and says how to start it.
     let launch = match &cfg.harness {
-        Some(h) => Some(h.prepare(&out_dir, &input.output_dir, &workspace, input)?),
+        Some(h) => Some(h.prepare(out_dir, &input.output_dir, workspace, input)?),
         None => None,
     };
-    let argv = launch.as_ref().map(|l| &l.argv).unwrap_or(&cfg.argv);
+    let mut agent = start_agent(cfg, launch.as_ref(), input, workspace, out_dir)?;
+    let pid = agent.child.id();
+
+    let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
+    let mut native = launch
+        .as_ref()
+        .map(|l| super::harness::live::LiveImport::new(l.native.clone(), workspace));
+    let ending = wait_for_end(
+        &mut agent.child,
+        pid,
+        cfg,
+        cancel,
+        recorder,
+        &mut follower,
+        native.as_mut(),
+    )
+    .await?;
+    // The leader may be gone while its children live on: end the whole group either way,
+    // then whatever left the group.
+    kill_group(pid);
+    let _ = agent.child.wait().await;
+    agent.containment.kill_all();
+    drop(agent.containment);
+    follower.poll(recorder);
+    follower.finish(recorder);
+    for log in [STDOUT_LOG, STDERR_LOG] {
+        redact_log(&input.output_dir.join(log));
+    }
+    if let Some(g) = agent.gate {
+        record_network(g.finish(), cfg.sandbox.network, recorder, &input.output_dir)?;
+    }
+
+    let (diagnosis, facts) = what_it_left(
+        cfg,
+        input,
+        &dirs,
+        native.as_mut(),
+        follower.recorded,
+        recorder,
+    );
+    let out = exit_of(ending, diagnosis, facts, cfg, input, recorder);
+    drop(dirs);
+    Ok(out)
+}
+
+/// The folders of one agent run, canonical: the workspace it runs in and the output folder it
+/// writes.
+struct AgentDirs {
+    workspace: PathBuf,
+    out_dir: PathBuf,
+    /// Held, not read: the temp folder of a private copy of the workspace, removed when the
+    /// attempt ends.
+    _copy: Option<tempfile::TempDir>,
+}
+
+impl AgentDirs {
+    /// Creates the agent's output folder and, when the agent wants to write in the workspace,
+    /// its private copy.
+    fn make(cfg: &ExternalConfig, input: &AgentInput) -> Result<AgentDirs, String> {
+        let out_dir = input.output_dir.join(AGENT_OUTPUT_DIR);
+        std::fs::create_dir_all(&out_dir)
+            .map_err(|e| format!("{}: cannot create: {e}", out_dir.display()))?;
+        // A private copy lives in its own temp folder, removed when the attempt ends.
+        let copy = if cfg.writable_copy {
+            let tmp = tempfile::Builder::new()
+                .prefix("distdebug-ws-")
+                .tempdir()
+                .map_err(|e| format!("cannot make a temp folder for the workspace copy: {e}"))?;
+            let dst = tmp.path().join("workspace");
+            copy_tree(&input.workspace, &dst)?;
+            Some((tmp, dst))
+        } else {
+            None
+        };
+        let workspace = copy
+            .as_ref()
+            .map(|(_, d)| d.clone())
+            .unwrap_or_else(|| input.workspace.clone());
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| format!("{}: cannot open the workspace: {e}", workspace.display()))?;
+        let out_dir = out_dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", out_dir.display()))?;
+        Ok(AgentDirs {
+            workspace,
+            out_dir,
+            _copy: copy.map(|(tmp, _)| tmp),
+        })
+    }
+}
+
+/// The agent's process once started, and what must be ended with it.
+struct StartedAgent {
+    // Fields are dropped in this order: the child is killed before its cgroup is removed.
+    child: tokio::process::Child,
+    containment: sandbox::Containment,
+    /// The sandbox's network gate (for `Network::Endpoint`).
+    gate: Option<sandbox::net::Gate>,
+}
+
+/// Starts the agent (sandboxed unless the policy says not to) in the workspace, with the
+/// `DISTDEBUG_*` environment, its output captured, in its own process group and cgroup.
+fn start_agent(
+    cfg: &ExternalConfig,
+    launch: Option<&super::harness::Launch>,
+    input: &AgentInput,
+    workspace: &Path,
+    out_dir: &Path,
+) -> Result<StartedAgent, String> {
+    let argv = launch.map(|l| &l.argv).unwrap_or(&cfg.argv);
     let Some((program, args)) = argv.split_first() else {
         return Err("no agent command configured: give --agent-command or [external] command in distdebug.toml".into());
     };
     let mut gate = None;
     let mut cmd = if cfg.sandbox.enabled {
-        let (c, g) = sandboxed_command(cfg, argv, input, &workspace, &out_dir)?;
+        let (c, g) = sandboxed_command(cfg, argv, input, workspace, out_dir)?;
         gate = g;
         c
     } else {
@@ -178,15 +265,15 @@ async fn run_inner(
         c
     };
     let meta = workspace.join(crate::incident::prepare::META_DIR);
-    cmd.current_dir(&workspace)
+    cmd.current_dir(workspace)
         .env_remove("DISTDEBUG_INCIDENTS")
         .env_remove("DISTDEBUG_REPO_CACHE")
         .envs(&cfg.env)
         .envs(launch.iter().flat_map(|l| l.env.iter()))
-        .env("DISTDEBUG_WORKSPACE", &workspace)
+        .env("DISTDEBUG_WORKSPACE", workspace)
         .env("DISTDEBUG_REPORT", meta.join("report.md"))
         .env("DISTDEBUG_EVIDENCE", meta.join("evidence"))
-        .env("DISTDEBUG_OUTPUT", &out_dir)
+        .env("DISTDEBUG_OUTPUT", out_dir)
         .env("DISTDEBUG_INCIDENT", &input.incident)
         .env("DISTDEBUG_ATTEMPT", input.attempt.to_string())
         .stdin(std::process::Stdio::null())
@@ -198,15 +285,27 @@ async fn run_inner(
     // And its own cgroup (or token), for what leaves the group.
     let containment = sandbox::Containment::new(MAX_PROCESSES);
     containment.apply(&mut cmd);
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the agent command {program:?}: {e}"))?;
-    let pid = child.id();
+    Ok(StartedAgent {
+        child,
+        containment,
+        gate,
+    })
+}
 
-    let mut follower = Follower::new(out_dir.join(TRAJECTORY_LIVE));
-    let mut native = launch
-        .as_ref()
-        .map(|l| super::harness::live::LiveImport::new(l.native.clone(), &workspace));
+/// Waits until the agent exits, is cancelled, runs out of time or (a harness) goes over
+/// budget, following its live trajectory (and a harness's native one) meanwhile.
+async fn wait_for_end(
+    child: &mut tokio::process::Child,
+    pid: Option<u32>,
+    cfg: &ExternalConfig,
+    cancel: &CancellationToken,
+    recorder: &mut TrajectoryRecorder,
+    follower: &mut Follower,
+    mut native: Option<&mut super::harness::live::LiveImport>,
+) -> Result<Ending, String> {
     let deadline = cfg.timeout.map(|t| tokio::time::Instant::now() + t);
     let ending = loop {
         tokio::select! {
@@ -227,21 +326,19 @@ async fn run_inner(
             }
         }
     };
-    // The leader may be gone while its children live on: end the whole group either way,
-    // then whatever left the group.
-    kill_group(pid);
-    let _ = child.wait().await;
-    containment.kill_all();
-    drop(containment);
-    follower.poll(recorder);
-    follower.finish(recorder);
-    for log in [STDOUT_LOG, STDERR_LOG] {
-        redact_log(&input.output_dir.join(log));
-    }
-    if let Some(g) = gate {
-        record_network(g.finish(), cfg.sandbox.network, recorder, &input.output_dir)?;
-    }
+    Ok(ending)
+}
 
+/// What the ended agent left: its diagnosis, and the facts its exit is judged by. Steps of its
+/// final trajectory that the live file did not carry (`recorded` did) are recorded here.
+fn what_it_left(
+    cfg: &ExternalConfig,
+    input: &AgentInput,
+    dirs: &AgentDirs,
+    mut native: Option<&mut super::harness::live::LiveImport>,
+    recorded: usize,
+    recorder: &mut TrajectoryRecorder,
+) -> (Result<Diagnosis, String>, Facts) {
     let traj = match native.as_mut() {
         Some(n) => n.finish(recorder).map(|t| {
             Some(AgentTrajectory {
@@ -251,13 +348,13 @@ async fn run_inner(
                 exit: t.exit,
             })
         }),
-        None => read_agent_trajectory(cfg, &out_dir, &workspace),
+        None => read_agent_trajectory(cfg, &dirs.out_dir, &dirs.workspace),
     };
     let (mut usage, mut model, mut agent_exit) = (Usage::default(), cfg.model.clone(), None);
     match traj {
         Ok(Some(t)) => {
             // Steps the live file did not carry (or all of them, for a final-only agent).
-            for s in t.steps.into_iter().skip(follower.recorded) {
+            for s in t.steps.into_iter().skip(recorded) {
                 recorder.record(s);
             }
             usage = t.usage;
@@ -269,8 +366,8 @@ async fn run_inner(
             recorder.record(Step::new(StepKind::Error).with_text(e));
         }
     }
-    let diagnosis = load_diagnosis(&out_dir, input, native.as_ref(), recorder);
-    let harness_used_up = match (&cfg.harness, native.as_ref()) {
+    let diagnosis = load_diagnosis(&dirs.out_dir, input, native.as_deref(), recorder);
+    let harness_used_up = match (&cfg.harness, native.as_deref()) {
         (Some(h), Some(n)) => {
             usage = h.priced(usage);
             used_up(h, &n.last)
@@ -283,9 +380,7 @@ async fn run_inner(
         agent_exit,
         harness_used_up,
     };
-    let out = exit_of(ending, diagnosis, facts, cfg, input, recorder);
-    drop(copy);
-    Ok(out)
+    (diagnosis, facts)
 }
 
 /// The agent's `diagnosis.json` (with its incident filled in), or why there is none. A

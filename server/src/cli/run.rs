@@ -4,6 +4,7 @@
 
 use super::{CliError, CliResult, IncidentsDirArg};
 use crate::agent::AgentSpec;
+use crate::attempt::RunInfo;
 use crate::incident::{self, prepare::PrepareOptions, Incident};
 use crate::run::info::{configuration_difference, merge_run_info, read_run_info};
 use crate::run::{
@@ -12,8 +13,10 @@ use crate::run::{
 };
 use clap::Args;
 use serde_json::json;
+use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -156,13 +159,7 @@ pub(crate) fn run_incidents(
     out: &Path,
 ) -> Result<RunOutcome, CliError> {
     let mut failures = Vec::new();
-    let mut loaded: Vec<Incident> = Vec::new();
-    for d in dirs {
-        match Incident::load(d) {
-            Ok(i) => loaded.push(i),
-            Err(p) => failures.push(p.to_string()),
-        }
-    }
+    let loaded = load_incidents(dirs, &mut failures);
     let ids: Vec<String> = loaded.iter().map(|i| i.id().to_string()).collect();
     let pairs = all_pairs(&ids, settings.attempts);
     let mine: &[Pair] = settings.shard.unwrap_or_else(Shard::all).slice(&pairs);
@@ -172,7 +169,68 @@ pub(crate) fn run_incidents(
         .cloned()
         .collect();
     let skipped = mine.len() - todo.len();
+    let info = starting_run_info(spec, settings, &ids, out)?;
 
+    let rt = super::runtime()?;
+    let workspaces = tempfile::tempdir()
+        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
+    let (prepared, unprepared) = prepare_workspaces(
+        &loaded,
+        &todo,
+        workspaces.path(),
+        settings.offline,
+        &mut failures,
+    );
+    std::fs::create_dir_all(out)
+        .map_err(|e| CliError::bad_input(format!("{}: cannot create: {e}", out.display())))?;
+    // Written at the start too, so an interrupted run still says how it was made.
+    write_run_info(out, &info)?;
+    let job_list = jobs_of(&todo, &prepared);
+    let mut progress = new_progress(mine, &todo, &unprepared);
+    progress.println(&plan_line(settings, &job_list, pairs.len(), skipped));
+
+    let cancel = cancel_on_ctrl_c(&rt);
+    let results = rt.block_on(run_jobs(spec, job_list, out, settings.jobs, &cancel, |e| {
+        progress.event(&e)
+    }));
+    progress.finish();
+    let interrupted = cancel.is_cancelled();
+    let summaries = finished_attempts(results, &mut failures);
+    for s in &summaries {
+        if let Some((inc, _)) = prepared.iter().find(|(i, _)| i.id() == s.incident) {
+            super::scoring::score_attempt(inc, &s.dir);
+        }
+    }
+    let left = mine.iter().filter(|p| !is_finished(out, p)).count();
+    write_final_run_info(out, info, interrupted)?;
+    Ok(RunOutcome {
+        incidents: prepared.into_iter().map(|(i, _)| i).collect(),
+        attempts: summaries,
+        failures,
+        interrupted,
+        left,
+    })
+}
+
+/// The incidents in `dirs` that load; a sentence in `failures` for each that does not.
+fn load_incidents(dirs: &[PathBuf], failures: &mut Vec<String>) -> Vec<Incident> {
+    let mut loaded: Vec<Incident> = Vec::new();
+    for d in dirs {
+        match Incident::load(d) {
+            Ok(i) => loaded.push(i),
+            Err(p) => failures.push(p.to_string()),
+        }
+    }
+    loaded
+}
+
+/// The `run.json` of this run as it starts, merged with the one already in `out`.
+fn starting_run_info(
+    spec: &AgentSpec,
+    settings: &RunSettings,
+    ids: &[String],
+    out: &Path,
+) -> Result<RunInfo, CliError> {
     // One results folder holds one configuration: a resumed run or another shard must be
     // the same agent, model and settings as what is there.
     let mut run_settings = json!({"attempts": settings.attempts, "jobs": settings.jobs,
@@ -180,7 +238,7 @@ pub(crate) fn run_incidents(
     if let Some(s) = settings.shard {
         run_settings["shard"] = json!(s.to_string());
     }
-    let mut info = run_info(spec, run_settings);
+    let info = run_info(spec, run_settings);
     let existing = read_run_info(out).map_err(|e| {
         CliError::bad_input(format!(
             "{e}; remove it or choose another --out to start a new results folder"
@@ -195,23 +253,30 @@ pub(crate) fn run_incidents(
             )));
         }
     }
-    info = merge_run_info(existing.as_ref(), info);
+    Ok(merge_run_info(existing.as_ref(), info))
+}
 
-    let rt = super::runtime()?;
-    let workspaces = tempfile::tempdir()
-        .map_err(|e| CliError::bad_input(format!("cannot make a temp folder: {e}")))?;
-    let needed: std::collections::BTreeSet<&str> =
-        todo.iter().map(|p| p.incident.as_str()).collect();
+/// Prepares, under `root`, the workspace of each loaded incident that `todo` needs: those
+/// prepared with their workspaces, and the ids of those that could not be (each with a
+/// sentence in `failures`).
+fn prepare_workspaces(
+    loaded: &[Incident],
+    todo: &[Pair],
+    root: &Path,
+    offline: bool,
+    failures: &mut Vec<String>,
+) -> (Vec<(Incident, PathBuf)>, BTreeSet<String>) {
+    let needed: BTreeSet<&str> = todo.iter().map(|p| p.incident.as_str()).collect();
     let mut prepared: Vec<(Incident, PathBuf)> = Vec::new();
-    let mut unprepared: std::collections::BTreeSet<String> = Default::default();
+    let mut unprepared: BTreeSet<String> = Default::default();
     for inc in loaded.iter().filter(|i| needed.contains(i.id())) {
-        let ws = workspaces.path().join(inc.id());
+        let ws = root.join(inc.id());
         match incident::prepare::prepare_workspace(
             inc,
             &ws,
             &PrepareOptions {
                 force: true,
-                offline: settings.offline,
+                offline,
             },
         ) {
             Ok(_) => prepared.push((inc.clone(), ws)),
@@ -221,12 +286,12 @@ pub(crate) fn run_incidents(
             }
         }
     }
-    std::fs::create_dir_all(out)
-        .map_err(|e| CliError::bad_input(format!("{}: cannot create: {e}", out.display())))?;
-    // Written at the start too, so an interrupted run still says how it was made.
-    write_run_info(out, &info)?;
-    let job_list: Vec<Job> = todo
-        .iter()
+    (prepared, unprepared)
+}
+
+/// The jobs of `todo` whose incident has a prepared workspace.
+fn jobs_of(todo: &[Pair], prepared: &[(Incident, PathBuf)]) -> Vec<Job> {
+    todo.iter()
         .filter_map(|p| {
             let (_, ws) = prepared.iter().find(|(i, _)| i.id() == p.incident)?;
             Some(Job {
@@ -235,13 +300,18 @@ pub(crate) fn run_incidents(
                 attempt: p.attempt,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// The progress display of the attempts of `todo` that can run, among the incidents of this
+/// run (or shard).
+fn new_progress(mine: &[Pair], todo: &[Pair], unprepared: &BTreeSet<String>) -> Progress {
     let incidents_in_scope = mine
         .iter()
         .map(|p| p.incident.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
+        .collect::<BTreeSet<_>>()
         .len();
-    let mut progress = Progress::new(
+    Progress::new(
         &todo
             .iter()
             .filter(|p| !unprepared.contains(&p.incident))
@@ -249,19 +319,23 @@ pub(crate) fn run_incidents(
             .collect::<Vec<_>>(),
         incidents_in_scope,
         std::io::stderr().is_terminal(),
-    );
-    progress.println(&format!(
+    )
+}
+
+/// The line that says what this run is about to do.
+fn plan_line(settings: &RunSettings, job_list: &[Job], pairs: usize, skipped: usize) -> String {
+    format!(
         "{}: {} attempt(s) to run on {} incident(s){}{}, {} at a time",
         settings.command,
         job_list.len(),
         job_list
             .iter()
             .map(|j| j.incident.as_str())
-            .collect::<std::collections::BTreeSet<_>>()
+            .collect::<BTreeSet<_>>()
             .len(),
         settings
             .shard
-            .map(|s| format!(" (shard {s} of {} attempts in all)", pairs.len()))
+            .map(|s| format!(" (shard {s} of {pairs} attempts in all)"))
             .unwrap_or_default(),
         if skipped > 0 {
             format!("; {skipped} already finished, skipped")
@@ -269,9 +343,12 @@ pub(crate) fn run_incidents(
             String::new()
         },
         settings.jobs
-    ));
+    )
+}
 
-    let cancel = tokio_util::sync::CancellationToken::new();
+/// A token that the first Ctrl-C cancels; a second Ctrl-C quits at once.
+fn cancel_on_ctrl_c(rt: &tokio::runtime::Runtime) -> CancellationToken {
+    let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     rt.spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -285,11 +362,14 @@ pub(crate) fn run_incidents(
             }
         }
     });
-    let results = rt.block_on(run_jobs(spec, job_list, out, settings.jobs, &cancel, |e| {
-        progress.event(&e)
-    }));
-    progress.finish();
-    let interrupted = cancel.is_cancelled();
+    cancel
+}
+
+/// The summaries of the attempts that finished; a sentence in `failures` for each that failed.
+fn finished_attempts(
+    results: Vec<Option<Result<AttemptSummary, String>>>,
+    failures: &mut Vec<String>,
+) -> Vec<AttemptSummary> {
     let mut summaries = Vec::new();
     for r in results.into_iter().flatten() {
         match r {
@@ -297,12 +377,11 @@ pub(crate) fn run_incidents(
             Err(e) => failures.push(e),
         }
     }
-    for s in &summaries {
-        if let Some((inc, _)) = prepared.iter().find(|(i, _)| i.id() == s.incident) {
-            super::scoring::score_attempt(inc, &s.dir);
-        }
-    }
-    let left = mine.iter().filter(|p| !is_finished(out, p)).count();
+    summaries
+}
+
+/// Writes `run.json` as the run ends.
+fn write_final_run_info(out: &Path, mut info: RunInfo, interrupted: bool) -> Result<(), CliError> {
     // The end, unless another run on this folder (a shard) is still going: then the last to
     // finish sets it. An interrupted run records that it was.
     info.finished_at = crate::util::now_rfc3339();
@@ -313,11 +392,5 @@ pub(crate) fn run_incidents(
     }
     let latest = read_run_info(out).ok().flatten();
     write_run_info(out, &merge_run_info(latest.as_ref(), info))?;
-    Ok(RunOutcome {
-        incidents: prepared.into_iter().map(|(i, _)| i).collect(),
-        attempts: summaries,
-        failures,
-        interrupted,
-        left,
-    })
+    Ok(())
 }

@@ -459,65 +459,23 @@ const SEPARATORS: &[&str] = &[".", "->", "?.", "::"];
 
 /// The paths of a token stream and how each is used.
 pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
-    let s = |t: &Tok| text.get(t.start..t.end).unwrap_or("");
-    let op = |k: usize| -> &str {
-        toks.get(k)
-            .filter(|t| t.kind == TokKind::Op)
-            .map_or("", |t| s(t))
-    };
-    // For each token, the innermost open bracket before it: an `=` directly inside `(` or
-    // `[` is a named argument or a default, not an assignment.
-    let mut open: Vec<&str> = Vec::new();
-    let mut inside: Vec<Option<&str>> = Vec::with_capacity(toks.len());
-    for t in toks {
-        inside.push(open.last().copied());
-        if t.kind == TokKind::Op {
-            match s(t) {
-                x @ ("(" | "[" | "{") => open.push(x),
-                ")" | "]" | "}" => {
-                    open.pop();
-                }
-                _ => {}
-            }
-        }
-    }
-    let statement_level = |k: usize| matches!(inside.get(k), Some(None | Some("{")));
-
+    let reader = PathReader::new(text, toks);
     let mut out = Vec::new();
     let mut k = 0;
     while k < toks.len() {
         let t = &toks[k];
         if t.kind == TokKind::Interp {
-            let mut names = vec![s(t).to_string()];
-            // `{a.b}` arrives as a, b: keep the path together.
-            while toks.get(k + 1).is_some_and(|n| {
-                n.kind == TokKind::Interp && text.get(t.end..n.start).is_some_and(|g| g == ".")
-            }) {
-                k += 1;
-                names.push(s(&toks[k]).to_string());
-            }
-            out.push(Ref {
-                names,
-                call: None,
-                write: None,
-                field: None,
-                line: t.line,
-                start: t.start,
-                interp: true,
-            });
-            k += 1;
+            let (interpolated, last) = reader.interpolated_path(k);
+            out.push(interpolated);
+            k = last + 1;
             continue;
         }
         // A method called on what a call returned (`a.lock().unwrap().address_of(k)`): a call
         // with no path of its own.
-        if t.kind == TokKind::Ident
-            && SEPARATORS.contains(&op(k.wrapping_sub(1)))
-            && matches!(op(k.wrapping_sub(2)), ")" | "]" | "?")
-            && op(k + 1) == "("
-        {
+        if reader.is_call_on_a_result(k) {
             out.push(Ref {
                 names: Vec::new(),
-                call: Some(s(t).to_string()),
+                call: Some(reader.text_of(t).to_string()),
                 write: None,
                 field: None,
                 line: t.line,
@@ -527,29 +485,117 @@ pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
             k += 1;
             continue;
         }
-        let is_root = t.kind == TokKind::Ident
-            && !SEPARATORS.contains(&op(k.wrapping_sub(1)))
-            && !KEYWORDS.contains(&s(t))
-            // A string prefix (`f"…"`, `s"…"`, `r"…"`) is not a name.
-            && !toks
-                .get(k + 1)
-                .is_some_and(|n| n.kind == TokKind::Str && n.start == t.end);
-        if !is_root {
+        if !reader.is_root(k) {
             k += 1;
             continue;
         }
         // The path: identifiers joined by separators, with index groups skipped.
-        let root = k;
-        let mut segs = vec![k];
-        let mut j = k + 1;
+        let (segs, j) = reader.path_at(k);
+        if let Some(path) = reader.path_ref(k, &segs, j) {
+            out.push(path);
+        }
+        k = segs.last().map_or(k + 1, |&l| l + 1);
+    }
+    out
+}
+
+/// A token stream read for its paths: the text its tokens point into, and for each token the
+/// innermost bracket open before it.
+struct PathReader<'a> {
+    text: &'a str,
+    toks: &'a [Tok],
+    inside: Vec<Option<&'a str>>,
+}
+
+impl<'a> PathReader<'a> {
+    fn new(text: &'a str, toks: &'a [Tok]) -> PathReader<'a> {
+        PathReader {
+            text,
+            toks,
+            inside: innermost_brackets(text, toks),
+        }
+    }
+
+    /// The text of a token.
+    fn text_of(&self, t: &Tok) -> &'a str {
+        self.text.get(t.start..t.end).unwrap_or("")
+    }
+
+    /// The operator at `k`, or `""` when there is none.
+    fn op(&self, k: usize) -> &'a str {
+        self.toks
+            .get(k)
+            .filter(|t| t.kind == TokKind::Op)
+            .map_or("", |t| self.text_of(t))
+    }
+
+    fn statement_level(&self, k: usize) -> bool {
+        matches!(self.inside.get(k), Some(None | Some("{")))
+    }
+
+    /// The read of the interpolated name at `k`, and the index of its last token.
+    fn interpolated_path(&self, k: usize) -> (Ref, usize) {
+        let toks = self.toks;
+        let t = &toks[k];
+        let mut k = k;
+        let mut names = vec![self.text_of(t).to_string()];
+        // `{a.b}` arrives as a, b: keep the path together.
+        while toks.get(k + 1).is_some_and(|n| {
+            n.kind == TokKind::Interp && self.text.get(t.end..n.start).is_some_and(|g| g == ".")
+        }) {
+            k += 1;
+            names.push(self.text_of(&toks[k]).to_string());
+        }
+        let interpolated = Ref {
+            names,
+            call: None,
+            write: None,
+            field: None,
+            line: t.line,
+            start: t.start,
+            interp: true,
+        };
+        (interpolated, k)
+    }
+
+    /// Whether the identifier at `k` is a method called on what a call returned.
+    fn is_call_on_a_result(&self, k: usize) -> bool {
+        self.toks[k].kind == TokKind::Ident
+            && SEPARATORS.contains(&self.op(k.wrapping_sub(1)))
+            && matches!(self.op(k.wrapping_sub(2)), ")" | "]" | "?")
+            && self.op(k + 1) == "("
+    }
+
+    /// Whether the token at `k` starts a path.
+    fn is_root(&self, k: usize) -> bool {
+        let toks = self.toks;
+        let t = &toks[k];
+        t.kind == TokKind::Ident
+            && !SEPARATORS.contains(&self.op(k.wrapping_sub(1)))
+            && !KEYWORDS.contains(&self.text_of(t))
+            // A string prefix (`f"…"`, `s"…"`, `r"…"`) is not a name.
+            && !toks
+                .get(k + 1)
+                .is_some_and(|n| n.kind == TokKind::Str && n.start == t.end)
+    }
+
+    /// The path rooted at `root`: the indexes of its identifiers, and the index of the token
+    /// after it.
+    fn path_at(&self, root: usize) -> (Vec<usize>, usize) {
+        let op = |k: usize| self.op(k);
+        let mut segs = vec![root];
+        let mut j = root + 1;
         loop {
             if SEPARATORS.contains(&op(j))
-                && toks.get(j + 1).is_some_and(|n| n.kind == TokKind::Ident)
+                && self
+                    .toks
+                    .get(j + 1)
+                    .is_some_and(|n| n.kind == TokKind::Ident)
             {
                 segs.push(j + 1);
                 j += 2;
             } else if op(j) == "[" && segs.len() < 16 {
-                match close_of(toks, text, j) {
+                match close_of(self.toks, self.text, j) {
                     Some(c) if SEPARATORS.contains(&op(c + 1)) || next_is_write(&op, c + 1) => {
                         j = c + 1
                     }
@@ -559,11 +605,21 @@ pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
                 break;
             }
         }
-        let mut names: Vec<String> = segs.iter().map(|&i| s(&toks[i]).to_string()).collect();
+        (segs, j)
+    }
+
+    /// How the path of the identifiers at `segs` (from `root`), followed by the token at `j`,
+    /// is used; `None` when it names nothing.
+    fn path_ref(&self, root: usize, segs: &[usize], j: usize) -> Option<Ref> {
+        let t = &self.toks[root];
+        let mut names: Vec<String> = segs
+            .iter()
+            .map(|&i| self.text_of(&self.toks[i]).to_string())
+            .collect();
         let mut call = None;
         let mut write = None;
         let mut field = None;
-        if op(j) == "(" || op(j) == "!" && op(j + 1) == "(" {
+        if self.op(j) == "(" || self.op(j) == "!" && self.op(j + 1) == "(" {
             // A call: the last segment is the function, the rest its receiver.
             let method = names.pop().unwrap_or_default();
             if !names.is_empty() {
@@ -576,39 +632,13 @@ pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
             }
             call = Some(method);
         } else {
-            let assigned = ASSIGN_OPS.contains(&op(j)) && statement_level(j)
-                // `let n: u64 = …`
-                || op(j) == ":"
-                    && root > 0
-                    && DECL_WORDS.contains(&s(&toks[root - 1]))
-                    && toks[root - 1].kind == TokKind::Ident
-                // `a, b = …`
-                || op(j) == "," && statement_level(j) && tuple_assigned(toks, &op, j);
-            // `x += 1`, `x++`, `++x` (not `a ++ b`).
-            let updated = UPDATE_OPS.contains(&op(j))
-                || op(j) == "++"
-                || op(j) == "--"
-                || matches!(op(root.wrapping_sub(1)), "++" | "--")
-                    && !toks
-                        .get(root.wrapping_sub(2))
-                        .is_some_and(|p| matches!(p.kind, TokKind::Ident | TokKind::Num));
-            if assigned {
-                write = Some(Write::Assign);
-            } else if updated {
-                write = Some(Write::Update);
-            }
+            write = self.assignment_of(root, j);
         }
-        // `&mut x` handed over (Rust), and Go's `delete(m, k)`: the argument is written.
         if write.is_none() && call.is_none() && root >= 2 {
-            let before = &toks[root - 1];
-            if s(before) == "mut" && op(root - 2) == "&" {
-                write = Some(Write::Update);
-            } else if op(root - 1) == "(" && s(&toks[root - 2]) == "delete" {
-                write = Some(Write::Remove);
-            }
+            write = self.written_as_argument(root);
         }
         if !names.is_empty() || call.is_some() {
-            out.push(Ref {
+            Some(Ref {
                 names,
                 call,
                 write,
@@ -616,11 +646,74 @@ pub fn refs(text: &str, toks: &[Tok]) -> Vec<Ref> {
                 line: t.line,
                 start: t.start,
                 interp: false,
-            });
+            })
+        } else {
+            None
         }
-        k = segs.last().map_or(k + 1, |&l| l + 1);
     }
-    out
+
+    /// How the path from `root`, followed by the token at `j`, is assigned or updated, if it
+    /// is.
+    fn assignment_of(&self, root: usize, j: usize) -> Option<Write> {
+        let toks = self.toks;
+        let op = |k: usize| self.op(k);
+        let assigned = ASSIGN_OPS.contains(&op(j)) && self.statement_level(j)
+            // `let n: u64 = …`
+            || op(j) == ":"
+                && root > 0
+                && DECL_WORDS.contains(&self.text_of(&toks[root - 1]))
+                && toks[root - 1].kind == TokKind::Ident
+            // `a, b = …`
+            || op(j) == "," && self.statement_level(j) && tuple_assigned(toks, &op, j);
+        // `x += 1`, `x++`, `++x` (not `a ++ b`).
+        let updated = UPDATE_OPS.contains(&op(j))
+            || op(j) == "++"
+            || op(j) == "--"
+            || matches!(op(root.wrapping_sub(1)), "++" | "--")
+                && !toks
+                    .get(root.wrapping_sub(2))
+                    .is_some_and(|p| matches!(p.kind, TokKind::Ident | TokKind::Num));
+        if assigned {
+            Some(Write::Assign)
+        } else if updated {
+            Some(Write::Update)
+        } else {
+            None
+        }
+    }
+
+    /// `&mut x` handed over (Rust), and Go's `delete(m, k)`: the argument is written. `root`
+    /// is at least 2.
+    fn written_as_argument(&self, root: usize) -> Option<Write> {
+        let before = &self.toks[root - 1];
+        if self.text_of(before) == "mut" && self.op(root - 2) == "&" {
+            Some(Write::Update)
+        } else if self.op(root - 1) == "(" && self.text_of(&self.toks[root - 2]) == "delete" {
+            Some(Write::Remove)
+        } else {
+            None
+        }
+    }
+}
+
+/// For each token, the innermost open bracket before it: an `=` directly inside `(` or `[` is
+/// a named argument or a default, not an assignment.
+fn innermost_brackets<'a>(text: &'a str, toks: &[Tok]) -> Vec<Option<&'a str>> {
+    let mut open: Vec<&str> = Vec::new();
+    let mut inside: Vec<Option<&str>> = Vec::with_capacity(toks.len());
+    for t in toks {
+        inside.push(open.last().copied());
+        if t.kind == TokKind::Op {
+            match text.get(t.start..t.end).unwrap_or("") {
+                x @ ("(" | "[" | "{") => open.push(x),
+                ")" | "]" | "}" => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+    }
+    inside
 }
 
 fn next_is_write<'a>(op: &impl Fn(usize) -> &'a str, k: usize) -> bool {

@@ -109,160 +109,18 @@ impl Manifest {
             r.complain("", format!("expected a JSON object, found {}", kind(v)));
             return (None, r.problems);
         }
-        let id = r.string(v, "", "id");
-        if let Some(id) = &id {
-            if !is_valid_id(id) {
-                r.complain(
-                    "id",
-                    format!("{id:?} is not a valid id; expected [a-z0-9][a-z0-9._-]*"),
-                );
-            }
-        }
+        let id = read_id(&mut r, v);
         let system = r.string(v, "", "system");
         let language = r.string(v, "", "language");
-        let category = r
-            .string(v, "", "category")
-            .and_then(|c| match Category::parse(&c) {
-                Some(cat) => Some(cat),
-                None => {
-                    r.complain(
-                        "category",
-                        format!(
-                            "{c:?} is not a category; expected one of {}",
-                            Category::ALL.join(", ")
-                        ),
-                    );
-                    None
-                }
-            });
-        let tags = match v.get("tags") {
-            None | Some(serde_json::Value::Null) => Some(Vec::new()),
-            Some(serde_json::Value::Array(items)) => {
-                let mut tags = Vec::new();
-                for (i, t) in items.iter().enumerate() {
-                    match t.as_str() {
-                        Some(s) => tags.push(s.to_string()),
-                        None => r.complain(
-                            &format!("tags[{i}]"),
-                            format!("expected a string, found {}", kind(t)),
-                        ),
-                    }
-                }
-                Some(tags)
-            }
-            Some(other) => {
-                r.complain(
-                    "tags",
-                    format!("expected an array of strings, found {}", kind(other)),
-                );
-                None
-            }
-        };
-        let repository = match v.get("repository") {
-            Some(repo @ serde_json::Value::Object(_)) => {
-                match (repo.get("path"), repo.get("url")) {
-                    (Some(_), Some(_)) => {
-                        r.complain("repository", "has both path and url; expected exactly one");
-                        None
-                    }
-                    (Some(_), None) => r
-                        .string(repo, "repository", "path")
-                        .map(RepositorySource::Path),
-                    (None, Some(_)) => {
-                        let url = r.string(repo, "repository", "url");
-                        let commit = r.string(repo, "repository", "commit");
-                        if let Some(c) = &commit {
-                            if !is_commit_id(c) {
-                                r.complain(
-                                    "repository.commit",
-                                    format!("{c:?} is not a 40-hex commit id"),
-                                );
-                            }
-                        }
-                        match (url, commit) {
-                            (Some(url), Some(commit)) => {
-                                Some(RepositorySource::Git { url, commit })
-                            }
-                            _ => None,
-                        }
-                    }
-                    (None, None) => {
-                        r.complain(
-                            "repository",
-                            "expected {\"path\": \"<dir>\"} or {\"url\": \"<git url>\", \"commit\": \"<40-hex>\"}",
-                        );
-                        None
-                    }
-                }
-            }
-            Some(other) => {
-                r.complain(
-                    "repository",
-                    format!("expected an object, found {}", kind(other)),
-                );
-                None
-            }
-            None => {
-                r.complain(
-                    "repository",
-                    "missing; expected {\"path\": ...} or {\"url\": ..., \"commit\": ...}",
-                );
-                None
-            }
-        };
+        let category = read_category(&mut r, v);
+        let tags = read_tags(&mut r, v);
+        let repository = read_repository(&mut r, v);
         let report = match v.get("report") {
             None => Some("report.md".to_string()),
             Some(_) => r.string(v, "", "report"),
         };
-        let evidence = match v.get("evidence") {
-            None | Some(serde_json::Value::Null) => Some(Vec::new()),
-            Some(serde_json::Value::Array(items)) => {
-                let mut out = Vec::new();
-                for (i, t) in items.iter().enumerate() {
-                    match t.as_str() {
-                        Some(s) => out.push(s.to_string()),
-                        None => r.complain(
-                            &format!("evidence[{i}]"),
-                            format!("expected a file path string, found {}", kind(t)),
-                        ),
-                    }
-                }
-                Some(out)
-            }
-            Some(other) => {
-                r.complain(
-                    "evidence",
-                    format!("expected an array of file paths, found {}", kind(other)),
-                );
-                None
-            }
-        };
-        let fix = match v.get("fix") {
-            None | Some(serde_json::Value::Null) => None,
-            Some(f @ serde_json::Value::Object(_)) => match (f.get("patch"), f.get("commit")) {
-                (Some(_), None) => r.string(f, "fix", "patch").map(FixSource::Patch),
-                (None, Some(_)) => {
-                    let c = r.string(f, "fix", "commit");
-                    if let Some(c) = &c {
-                        if !is_commit_id(c) {
-                            r.complain("fix.commit", format!("{c:?} is not a 40-hex commit id"));
-                        }
-                    }
-                    c.map(FixSource::Commit)
-                }
-                _ => {
-                    r.complain(
-                        "fix",
-                        "expected {\"patch\": \"<file>\"} or {\"commit\": \"<40-hex>\"}",
-                    );
-                    None
-                }
-            },
-            Some(other) => {
-                r.complain("fix", format!("expected an object, found {}", kind(other)));
-                None
-            }
-        };
+        let evidence = read_evidence(&mut r, v);
+        let fix = read_fix(&mut r, v);
         let manifest = match (
             id, system, language, category, tags, repository, report, evidence,
         ) {
@@ -293,6 +151,182 @@ impl Manifest {
 
     pub fn has_tag(&self, tag: &str) -> bool {
         self.tags.iter().any(|t| t == tag)
+    }
+}
+
+/// `id`, complained about when it does not follow the id pattern (and still returned).
+fn read_id(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<String> {
+    let id = r.string(v, "", "id");
+    if let Some(id) = &id {
+        if !is_valid_id(id) {
+            r.complain(
+                "id",
+                format!("{id:?} is not a valid id; expected [a-z0-9][a-z0-9._-]*"),
+            );
+        }
+    }
+    id
+}
+
+/// `category`, one of `Category::ALL`.
+fn read_category(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Category> {
+    r.string(v, "", "category")
+        .and_then(|c| match Category::parse(&c) {
+            Some(cat) => Some(cat),
+            None => {
+                r.complain(
+                    "category",
+                    format!(
+                        "{c:?} is not a category; expected one of {}",
+                        Category::ALL.join(", ")
+                    ),
+                );
+                None
+            }
+        })
+}
+
+/// `tags`: an array of strings, empty when absent or null. Items that are not strings are
+/// complained about and left out.
+fn read_tags(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Vec<String>> {
+    match v.get("tags") {
+        None | Some(serde_json::Value::Null) => Some(Vec::new()),
+        Some(serde_json::Value::Array(items)) => {
+            let mut tags = Vec::new();
+            for (i, t) in items.iter().enumerate() {
+                match t.as_str() {
+                    Some(s) => tags.push(s.to_string()),
+                    None => r.complain(
+                        &format!("tags[{i}]"),
+                        format!("expected a string, found {}", kind(t)),
+                    ),
+                }
+            }
+            Some(tags)
+        }
+        Some(other) => {
+            r.complain(
+                "tags",
+                format!("expected an array of strings, found {}", kind(other)),
+            );
+            None
+        }
+    }
+}
+
+/// `repository`: required, an object with either a `path` or a `url` and a `commit`.
+fn read_repository(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<RepositorySource> {
+    match v.get("repository") {
+        Some(repo @ serde_json::Value::Object(_)) => match (repo.get("path"), repo.get("url")) {
+            (Some(_), Some(_)) => {
+                r.complain("repository", "has both path and url; expected exactly one");
+                None
+            }
+            (Some(_), None) => r
+                .string(repo, "repository", "path")
+                .map(RepositorySource::Path),
+            (None, Some(_)) => read_git_repository(r, repo),
+            (None, None) => {
+                r.complain(
+                    "repository",
+                    "expected {\"path\": \"<dir>\"} or {\"url\": \"<git url>\", \"commit\": \"<40-hex>\"}",
+                );
+                None
+            }
+        },
+        Some(other) => {
+            r.complain(
+                "repository",
+                format!("expected an object, found {}", kind(other)),
+            );
+            None
+        }
+        None => {
+            r.complain(
+                "repository",
+                "missing; expected {\"path\": ...} or {\"url\": ..., \"commit\": ...}",
+            );
+            None
+        }
+    }
+}
+
+/// The `url` and 40-hex `commit` of a `repository` object that names a git repository.
+fn read_git_repository(
+    r: &mut JsonReader<'_>,
+    repo: &serde_json::Value,
+) -> Option<RepositorySource> {
+    let url = r.string(repo, "repository", "url");
+    let commit = r.string(repo, "repository", "commit");
+    if let Some(c) = &commit {
+        if !is_commit_id(c) {
+            r.complain(
+                "repository.commit",
+                format!("{c:?} is not a 40-hex commit id"),
+            );
+        }
+    }
+    match (url, commit) {
+        (Some(url), Some(commit)) => Some(RepositorySource::Git { url, commit }),
+        _ => None,
+    }
+}
+
+/// `evidence`: an array of file paths, empty when absent or null. Items that are not
+/// strings are complained about and left out.
+fn read_evidence(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Vec<String>> {
+    match v.get("evidence") {
+        None | Some(serde_json::Value::Null) => Some(Vec::new()),
+        Some(serde_json::Value::Array(items)) => {
+            let mut out = Vec::new();
+            for (i, t) in items.iter().enumerate() {
+                match t.as_str() {
+                    Some(s) => out.push(s.to_string()),
+                    None => r.complain(
+                        &format!("evidence[{i}]"),
+                        format!("expected a file path string, found {}", kind(t)),
+                    ),
+                }
+            }
+            Some(out)
+        }
+        Some(other) => {
+            r.complain(
+                "evidence",
+                format!("expected an array of file paths, found {}", kind(other)),
+            );
+            None
+        }
+    }
+}
+
+/// `fix`: optional, an object with either a `patch` or a 40-hex `commit`.
+fn read_fix(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<FixSource> {
+    match v.get("fix") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(f @ serde_json::Value::Object(_)) => match (f.get("patch"), f.get("commit")) {
+            (Some(_), None) => r.string(f, "fix", "patch").map(FixSource::Patch),
+            (None, Some(_)) => {
+                let c = r.string(f, "fix", "commit");
+                if let Some(c) = &c {
+                    if !is_commit_id(c) {
+                        r.complain("fix.commit", format!("{c:?} is not a 40-hex commit id"));
+                    }
+                }
+                c.map(FixSource::Commit)
+            }
+            _ => {
+                r.complain(
+                    "fix",
+                    "expected {\"patch\": \"<file>\"} or {\"commit\": \"<40-hex>\"}",
+                );
+                None
+            }
+        },
+        Some(other) => {
+            r.complain("fix", format!("expected an object, found {}", kind(other)));
+            None
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use super::manifest::{
 use crate::attempt::layout::{attempt_dir, DIAGNOSIS, RUN_INFO, TRAJECTORY};
 use crate::attempt::{RunInfo, Trajectory};
 use crate::score::leakage::Leakage;
-use crate::score::{config_name, score_configs, ScoreOptions};
+use crate::score::protocol::AttemptSummary;
+use crate::score::{config_name, score_configs, ConfigScore, IncidentScore, ScoreOptions};
 use flate2::write::GzEncoder;
 use std::io::Write;
 use std::path::Path;
@@ -92,6 +93,73 @@ pub fn pack(
     out: &Path,
     opts: &PackOptions,
 ) -> Result<PackSummary, String> {
+    let run_value = read_run_record(config_dir)?;
+    let config = score_config(config_dir, incidents_dir, opts)?;
+    let trajectories = finished_trajectories(config_dir, &config, opts)?;
+
+    let tmp = crate::util::fs::temp_file_beside(out)
+        .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+    let mut w = PackageWriter::create(&tmp, out)?;
+    let packed = add_attempts(&mut w, config_dir, &config, &trajectories)?;
+    add_run_record(&mut w, run_value, packed.usage)?;
+    let manifest = add_manifest(&mut w, config_dir, opts, packed.incidents)?;
+    let files = manifest.files.len() + 1;
+    let bytes = w.bytes;
+    w.finish(tmp, out)?;
+    let package_bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    Ok(PackSummary {
+        config: manifest.config,
+        incidents: manifest.incidents.len(),
+        attempts: packed.usage.attempts,
+        flagged: packed.flagged,
+        not_schema_valid: packed.not_schema_valid,
+        files,
+        bytes,
+        package_bytes,
+        usage: packed.usage,
+    })
+}
+
+/// The package as it is written: a gzipped tar into the temp file that becomes `out`.
+type PackageWriter = Writer<GzEncoder<std::io::BufWriter<std::fs::File>>>;
+
+impl PackageWriter {
+    /// A writer into `tmp`, the temp file beside `out`.
+    fn create(tmp: &tempfile::NamedTempFile, out: &Path) -> Result<PackageWriter, String> {
+        // A second handle on the temp file, so the encoder owns its writer and `tmp` stays free
+        // to be persisted once everything is written.
+        let handle = tmp
+            .as_file()
+            .try_clone()
+            .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
+        let gz = GzEncoder::new(
+            std::io::BufWriter::new(handle),
+            flate2::Compression::default(),
+        );
+        let mtime = time::OffsetDateTime::now_utc().unix_timestamp().max(0) as u64;
+        Ok(Writer {
+            tar: tar::Builder::new(gz),
+            files: Vec::new(),
+            bytes: 0,
+            mtime,
+        })
+    }
+
+    /// Ends the archive, flushes it to disk and moves it to `out`.
+    fn finish(self, tmp: tempfile::NamedTempFile, out: &Path) -> Result<(), String> {
+        let cannot_write = |e: std::io::Error| format!("{}: cannot write: {e}", out.display());
+        let gz = self.tar.into_inner().map_err(cannot_write)?;
+        let mut buf = gz.finish().map_err(cannot_write)?;
+        buf.flush().map_err(cannot_write)?;
+        drop(buf);
+        tmp.as_file().sync_all().map_err(cannot_write)?;
+        tmp.persist(out).map_err(|e| cannot_write(e.error))?;
+        Ok(())
+    }
+}
+
+/// `config_dir/run.json` as written, once it is known to be a run record that names its agent.
+fn read_run_record(config_dir: &Path) -> Result<serde_json::Value, String> {
     let run_path = config_dir.join(RUN_INFO);
     if !config_dir.is_dir() {
         return Err(format!(
@@ -105,14 +173,22 @@ pub fn pack(
             run_path.display()
         )
     })?;
-    let mut run_value: serde_json::Value = serde_json::from_str(&run_text)
+    let run_value: serde_json::Value = serde_json::from_str(&run_text)
         .map_err(|e| format!("{}: not valid JSON: {e}", run_path.display()))?;
     let run_info: RunInfo = serde_json::from_value(run_value.clone())
         .map_err(|e| format!("{}: not a run record: {e}", run_path.display()))?;
     if run_info.agent.trim().is_empty() {
         return Err(format!("{}: agent: is empty", run_path.display()));
     }
+    Ok(run_value)
+}
 
+/// `config_dir` scored as `distdebug score` scores it; refused when it holds no incidents.
+fn score_config(
+    config_dir: &Path,
+    incidents_dir: &Path,
+    opts: &PackOptions,
+) -> Result<ConfigScore, String> {
     let score_opts = ScoreOptions {
         attempts: opts.attempts,
         // The intervals are not part of a package; the maintainers compute them.
@@ -131,118 +207,164 @@ pub fn pack(
             config_dir.display()
         ));
     }
+    Ok(config)
+}
 
-    // Every incident needs attempts 1..=k with k >= N, each finished.
+/// Every incident's trajectories, in the order of its attempts. Every incident needs attempts
+/// 1..=k with k >= N, each finished; otherwise refused, one line per problem.
+fn finished_trajectories(
+    config_dir: &Path,
+    config: &ConfigScore,
+    opts: &PackOptions,
+) -> Result<Vec<Vec<Trajectory>>, String> {
     let mut problems: Vec<String> = Vec::new();
     let mut trajectories: Vec<Vec<Trajectory>> = Vec::new();
     for inc in &config.per_incident {
-        let numbers: Vec<u32> = inc.attempts.iter().map(|a| a.attempt).collect();
-        let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
-        if numbers != expected {
-            problems.push(format!(
-                "{}: attempts {numbers:?}; expected attempt-1 to attempt-{} without gaps",
-                config_dir.join(&inc.incident).display(),
-                numbers.len()
-            ));
-        }
-        if numbers.len() < opts.attempts {
-            problems.push(format!(
-                "{}: {} attempt(s); a submission needs {} per incident (`distdebug run --attempts {}` completes it)",
-                config_dir.join(&inc.incident).display(),
-                numbers.len(),
-                opts.attempts,
-                opts.attempts
-            ));
-        }
-        let mut ts = Vec::new();
-        for a in &inc.attempts {
-            let p = attempt_dir(config_dir, &inc.incident, a.attempt).join(TRAJECTORY);
-            match Trajectory::load(&p) {
-                Ok(t) if t.incident != inc.incident || t.attempt != a.attempt => {
-                    problems.push(format!(
-                        "{}: says incident {:?} attempt {}; expected {:?} attempt {}",
-                        p.display(),
-                        t.incident,
-                        t.attempt,
-                        inc.incident,
-                        a.attempt
-                    ))
-                }
-                Ok(t) => ts.push(t),
-                Err(e) => problems.push(format!(
-                    "{e}; the attempt is unfinished (`distdebug run` redoes it)"
-                )),
-            }
-        }
-        trajectories.push(ts);
+        check_attempt_numbers(config_dir, inc, opts, &mut problems);
+        trajectories.push(load_trajectories(config_dir, inc, &mut problems));
     }
     if !problems.is_empty() {
         return Err(problems.join("\n"));
     }
+    Ok(trajectories)
+}
 
-    let tmp = crate::util::fs::temp_file_beside(out)
-        .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
-    // A second handle on the temp file, so the encoder owns its writer and `tmp` stays free
-    // to be persisted once everything is written.
-    let handle = tmp
-        .as_file()
-        .try_clone()
-        .map_err(|e| format!("{}: cannot write: {e}", out.display()))?;
-    let gz = GzEncoder::new(
-        std::io::BufWriter::new(handle),
-        flate2::Compression::default(),
-    );
-    let mtime = time::OffsetDateTime::now_utc().unix_timestamp().max(0) as u64;
-    let mut w = Writer {
-        tar: tar::Builder::new(gz),
-        files: Vec::new(),
-        bytes: 0,
-        mtime,
+/// An incident's attempts are numbered 1 to k without gaps, and k is at least N.
+fn check_attempt_numbers(
+    config_dir: &Path,
+    inc: &IncidentScore,
+    opts: &PackOptions,
+    problems: &mut Vec<String>,
+) {
+    let numbers: Vec<u32> = inc.attempts.iter().map(|a| a.attempt).collect();
+    let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
+    if numbers != expected {
+        problems.push(format!(
+            "{}: attempts {numbers:?}; expected attempt-1 to attempt-{} without gaps",
+            config_dir.join(&inc.incident).display(),
+            numbers.len()
+        ));
+    }
+    if numbers.len() < opts.attempts {
+        problems.push(format!(
+            "{}: {} attempt(s); a submission needs {} per incident (`distdebug run --attempts {}` completes it)",
+            config_dir.join(&inc.incident).display(),
+            numbers.len(),
+            opts.attempts,
+            opts.attempts
+        ));
+    }
+}
+
+/// The trajectories of an incident's finished attempts; each unfinished or misnamed one is a
+/// problem.
+fn load_trajectories(
+    config_dir: &Path,
+    inc: &IncidentScore,
+    problems: &mut Vec<String>,
+) -> Vec<Trajectory> {
+    let mut ts = Vec::new();
+    for a in &inc.attempts {
+        let p = attempt_dir(config_dir, &inc.incident, a.attempt).join(TRAJECTORY);
+        match Trajectory::load(&p) {
+            Ok(t) if t.incident != inc.incident || t.attempt != a.attempt => {
+                problems.push(format!(
+                    "{}: says incident {:?} attempt {}; expected {:?} attempt {}",
+                    p.display(),
+                    t.incident,
+                    t.attempt,
+                    inc.incident,
+                    a.attempt
+                ))
+            }
+            Ok(t) => ts.push(t),
+            Err(e) => problems.push(format!(
+                "{e}; the attempt is unfinished (`distdebug run` redoes it)"
+            )),
+        }
+    }
+    ts
+}
+
+/// The attempts as the manifest lists them, and the totals over them.
+struct PackedAttempts {
+    incidents: Vec<ManifestIncident>,
+    usage: UsageTotals,
+    flagged: usize,
+    not_schema_valid: usize,
+}
+
+/// Adds every attempt's files to the package; `trajectories` are the incidents' in order.
+fn add_attempts<W: Write>(
+    w: &mut Writer<W>,
+    config_dir: &Path,
+    config: &ConfigScore,
+    trajectories: &[Vec<Trajectory>],
+) -> Result<PackedAttempts, String> {
+    let mut packed = PackedAttempts {
+        incidents: Vec::new(),
+        usage: UsageTotals::default(),
+        flagged: 0,
+        not_schema_valid: 0,
     };
-    let mut usage = UsageTotals::default();
-    let mut incidents = Vec::new();
-    let (mut flagged, mut not_valid) = (0, 0);
-    for (inc, ts) in config.per_incident.iter().zip(&trajectories) {
+    for (inc, ts) in config.per_incident.iter().zip(trajectories) {
         let mut attempts = Vec::new();
         for (a, t) in inc.attempts.iter().zip(ts) {
-            let dir = attempt_dir(config_dir, &inc.incident, a.attempt);
-            let diagnosis = dir.join(DIAGNOSIS);
-            if diagnosis.is_file() {
-                let bytes = read(&diagnosis)?;
-                w.add(&attempt_file(&inc.incident, a.attempt, DIAGNOSIS), &bytes)?;
-            }
-            let traj = read(&dir.join(TRAJECTORY))?;
-            w.add(&attempt_file(&inc.incident, a.attempt, TRAJECTORY), &traj)?;
-            let leakage = Leakage {
-                flagged: a.flagged,
-                reasons: a.leakage.clone(),
-            };
-            let mut text = serde_json::to_string_pretty(&leakage).map_err(|e| e.to_string())?;
-            text.push('\n');
-            w.add(
-                &attempt_file(&inc.incident, a.attempt, LEAKAGE),
-                text.as_bytes(),
-            )?;
-            let m = ManifestAttempt {
-                attempt: a.attempt,
-                exit: t.exit.as_str().to_string(),
-                schema_valid: a.schema_valid,
-                flagged: a.flagged,
-                prompt_tokens: t.usage.prompt_tokens,
-                completion_tokens: t.usage.completion_tokens,
-                cost_usd: t.usage.cost_usd,
-            };
-            usage.add(&m);
-            flagged += usize::from(a.flagged);
-            not_valid += usize::from(!a.schema_valid);
+            let m = add_attempt(w, config_dir, &inc.incident, a, t)?;
+            packed.usage.add(&m);
+            packed.flagged += usize::from(a.flagged);
+            packed.not_schema_valid += usize::from(!a.schema_valid);
             attempts.push(m);
         }
-        incidents.push(ManifestIncident {
+        packed.incidents.push(ManifestIncident {
             id: inc.incident.clone(),
             attempts,
         });
     }
-    // run.json as the run wrote it, plus the totals over the packaged attempts.
+    Ok(packed)
+}
+
+/// Adds one attempt's files (its diagnosis if any, its trajectory, its leakage result) and
+/// returns the attempt as the manifest lists it.
+fn add_attempt<W: Write>(
+    w: &mut Writer<W>,
+    config_dir: &Path,
+    incident: &str,
+    a: &AttemptSummary,
+    t: &Trajectory,
+) -> Result<ManifestAttempt, String> {
+    let dir = attempt_dir(config_dir, incident, a.attempt);
+    let diagnosis = dir.join(DIAGNOSIS);
+    if diagnosis.is_file() {
+        let bytes = read(&diagnosis)?;
+        w.add(&attempt_file(incident, a.attempt, DIAGNOSIS), &bytes)?;
+    }
+    let traj = read(&dir.join(TRAJECTORY))?;
+    w.add(&attempt_file(incident, a.attempt, TRAJECTORY), &traj)?;
+    let leakage = Leakage {
+        flagged: a.flagged,
+        reasons: a.leakage.clone(),
+    };
+    let mut text = serde_json::to_string_pretty(&leakage).map_err(|e| e.to_string())?;
+    text.push('\n');
+    w.add(&attempt_file(incident, a.attempt, LEAKAGE), text.as_bytes())?;
+    Ok(ManifestAttempt {
+        attempt: a.attempt,
+        exit: t.exit.as_str().to_string(),
+        schema_valid: a.schema_valid,
+        flagged: a.flagged,
+        prompt_tokens: t.usage.prompt_tokens,
+        completion_tokens: t.usage.completion_tokens,
+        cost_usd: t.usage.cost_usd,
+    })
+}
+
+/// Adds run.json as the run wrote it, plus the totals over the packaged attempts.
+fn add_run_record<W: Write>(
+    w: &mut Writer<W>,
+    mut run_value: serde_json::Value,
+    usage: UsageTotals,
+) -> Result<(), String> {
     if let Some(obj) = run_value.as_object_mut() {
         obj.insert(
             "usage".to_string(),
@@ -251,8 +373,16 @@ pub fn pack(
     }
     let mut run_out = serde_json::to_string_pretty(&run_value).map_err(|e| e.to_string())?;
     run_out.push('\n');
-    w.add(RUN_INFO, run_out.as_bytes())?;
+    w.add(RUN_INFO, run_out.as_bytes())
+}
 
+/// Adds the manifest, listing every file added so far, and returns it.
+fn add_manifest<W: Write>(
+    w: &mut Writer<W>,
+    config_dir: &Path,
+    opts: &PackOptions,
+    incidents: Vec<ManifestIncident>,
+) -> Result<Manifest, String> {
     let manifest = Manifest {
         format: FORMAT.to_string(),
         format_version: FORMAT_VERSION,
@@ -266,25 +396,5 @@ pub fn pack(
     let mut text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
     text.push('\n');
     w.add(MANIFEST, text.as_bytes())?;
-    let files = manifest.files.len() + 1;
-    let bytes = w.bytes;
-    let finish = |e: std::io::Error| format!("{}: cannot write: {e}", out.display());
-    let gz = w.tar.into_inner().map_err(finish)?;
-    let mut buf = gz.finish().map_err(finish)?;
-    buf.flush().map_err(finish)?;
-    drop(buf);
-    tmp.as_file().sync_all().map_err(finish)?;
-    tmp.persist(out).map_err(|e| finish(e.error))?;
-    let package_bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
-    Ok(PackSummary {
-        config: manifest.config,
-        incidents: manifest.incidents.len(),
-        attempts: usage.attempts,
-        flagged,
-        not_schema_valid: not_valid,
-        files,
-        bytes,
-        package_bytes,
-        usage,
-    })
+    Ok(manifest)
 }
