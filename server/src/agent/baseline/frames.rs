@@ -80,6 +80,17 @@ fn starts_trace(line: &str) -> bool {
         || t.starts_with("panic:")
         || t.starts_with("thread '")
         || t.starts_with("stack backtrace")
+        || is_gdb_thread(t)
+}
+
+/// gdb's `Thread 49 (Thread 0x7f2f30dff700 (LWP 19448)):`, which heads one thread's frames in
+/// `thread apply all bt`.
+fn is_gdb_thread(t: &str) -> bool {
+    t.strip_prefix("Thread ")
+        .and_then(|r| r.split_once(' '))
+        .is_some_and(|(n, rest)| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with('(')
+        })
 }
 
 /// Whether a line reads like the message that heads a trace.
@@ -203,6 +214,10 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                         gap = 0;
                         continue;
                     }
+                }
+                // A thread blocked in a lock: what it waits in heads the frames that follow.
+                if pos == 0 && symbols::is_blocking_frame(line) {
+                    header = Some(cut(line.trim(), 200));
                 }
                 gap = gap.saturating_add(1);
                 if gap > 3 && is_header(line) {

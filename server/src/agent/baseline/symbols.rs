@@ -1,5 +1,6 @@
-//! Rust backtrace frames that name a function but no location (a build without line tables):
-//! how they are read, and where in the repository they point.
+//! Rust backtrace frames that name a function but no location (a build without line tables,
+//! or gdb's `#3 0x… in krate::f::h… ()`): how they are read, and where in the repository
+//! they point.
 
 use super::frames::Frame;
 use super::related;
@@ -16,18 +17,103 @@ fn pattern() -> &'static Regex {
     })
 }
 
-/// Whether a line is a numbered frame of a Rust backtrace that names a function path.
-pub fn is_frame_line(line: &str) -> bool {
-    pattern().is_match(line)
+/// gdb's frame of a function without debug line info: `#3  0x000055a6 in
+/// raftstore::store::Peer$LT$EK$GT$::on_ready::hb8ba6dd7648d255a ()` (the symbol as the
+/// legacy mangling prints it).
+fn gdb_pattern() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| {
+        // A constant, tested expression; a failure to compile is a programming error.
+        Regex::new(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([^\s(]+)\s*\(")
+            .unwrap_or_else(|e| panic!("bad gdb symbol regex: {e}"))
+    })
 }
+
+/// The function path a frame line names: a numbered Rust backtrace line, or a gdb frame whose
+/// symbol, unmangled, is a Rust path.
+fn frame_path(line: &str) -> Option<String> {
+    if let Some(c) = pattern().captures(line) {
+        return Some(c[1].to_string());
+    }
+    let c = gdb_pattern().captures(line)?;
+    let path = without_generics(&unescape_legacy(&c[1]));
+    let valid = path.contains("::")
+        && path.split("::").all(|s| {
+            s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+    valid.then_some(path)
+}
+
+/// A legacy-mangled Rust symbol as gdb prints it, its escapes undone: `Peer$LT$EK$GT$` is
+/// `Peer<EK>`, and `..` inside a path is `::`.
+fn unescape_legacy(symbol: &str) -> String {
+    let mut s = symbol.to_string();
+    for (from, to) in [
+        ("$LT$", "<"),
+        ("$GT$", ">"),
+        ("$C$", ","),
+        ("$u20$", " "),
+        ("$RF$", "&"),
+        ("$BP$", "*"),
+        ("$u7b$", "{"),
+        ("$u7d$", "}"),
+        ("$u5b$", "["),
+        ("$u5d$", "]"),
+        ("$u27$", "'"),
+        ("$u22$", "\""),
+        ("$SP$", "@"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s.replace("..", "::")
+}
+
+/// A path with its generic arguments (`<…>`, nested) left out.
+fn without_generics(path: &str) -> String {
+    let mut depth = 0usize;
+    let mut out = String::new();
+    for ch in path.chars() {
+        match ch {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(ch),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a line is a numbered frame of a Rust backtrace (or gdb's) that names a function
+/// path.
+pub fn is_frame_line(line: &str) -> bool {
+    frame_path(line).is_some()
+}
+
+/// Whether a gdb frame line names a primitive a thread blocks in (`pthread_mutex_lock`,
+/// `__lll_lock_wait`, `pthread_cond_wait`, `futex_wait`): the frames below it in the trace
+/// are where the thread waits.
+pub fn is_blocking_frame(line: &str) -> bool {
+    gdb_pattern().is_match(line)
+        && LOCK_WAITS
+            .iter()
+            .chain(CONDITION_WAITS)
+            .any(|b| line.contains(b))
+}
+
+/// Primitives of a thread waiting for a lock; the function that called one holds a
+/// `.lock()`, `.write()` or `.read()`.
+const LOCK_WAITS: &[&str] = &["mutex_lock", "lll_lock", "rwlock"];
+
+/// Primitives of a thread waiting for a condition or a message.
+const CONDITION_WAITS: &[&str] = &["cond_wait", "cond_timedwait", "futex_wait"];
 
 /// A numbered frame of a Rust backtrace that names its function but no location (a build
 /// without line tables: `  8: tidb_query_datatype::codec::row::v2::row_slice::RowSlice::cut_checksum_bytes`,
 /// when no `at file:line` follows it): the module's file (`codec/row/v2/row_slice.rs`) and the
 /// whole path. `locate` finds the line.
 pub fn frame(line: &str) -> Option<(String, String)> {
-    let c = pattern().captures(line)?;
-    let mut path = c[1].to_string();
+    let mut path = frame_path(line)?;
     // A legacy-mangled symbol ends in its hash (`::h0123456789abcdef`), which names nothing.
     if let Some((head, last)) = path.rsplit_once("::") {
         if last.len() == 17
@@ -126,9 +212,16 @@ pub fn locate(index: &RepoIndex, f: &Frame) -> Vec<(usize, u32, f64)> {
     out
 }
 
-/// The code that raises the panic a header reports.
+/// The code that raises the panic a header reports, or that blocks in the primitive a gdb
+/// frame names (a thread stuck in `pthread_mutex_lock` is in a `.lock()` of the first frame of
+/// the project).
 fn panic_sites(header: &str) -> Vec<&'static str> {
-    if header.contains("unwrap()") {
+    let gdb = header.starts_with('#');
+    if gdb && LOCK_WAITS.iter().any(|b| header.contains(b)) {
+        vec![".lock()", ".write()", ".read()"]
+    } else if gdb && CONDITION_WAITS.iter().any(|b| header.contains(b)) {
+        vec![".wait(", ".recv(", ".lock()"]
+    } else if header.contains("unwrap()") {
         vec![".unwrap()"]
     } else if header.contains("expect") || header.contains("Err` value") {
         vec![".expect(", ".unwrap()"]
@@ -187,5 +280,39 @@ mod tests {
         assert_eq!(locate(&idx, &bare), vec![(id, 2, 0.5)]);
         // Crates outside the repository find nothing.
         assert!(locate(&idx, &f[0]).is_empty());
+    }
+    #[test]
+    fn a_gdb_frame_under_a_lock_wait_points_at_the_locks_of_its_function() {
+        let log = "Thread 12 (Thread 0x7f2f30dff700 (LWP 19448)):\n\
+#0  0x00007f2536da14ed in __lll_lock_wait () from /lib64/libpthread.so.0\n\
+#1  0x00007f2536d9cc98 in pthread_mutex_lock () from /lib64/libpthread.so.0\n\
+#2  0x000055a6ffc1505e in store::fsm::peer::PeerFsm$LT$EK$C$ER$GT$::on_snapshot::hb8ba6dd7648d255a ()\n\
+#3  0x000055a6ffc104b6 in store::fsm::peer::PeerFsm$LT$EK$C$ER$GT$::on_ready::h1fcc32c1524e2da0 ()\n";
+        let f: Vec<Frame> = parse(log, 0, 0)
+            .into_iter()
+            .filter(|x| x.kind == FrameKind::Stack)
+            .collect();
+        assert_eq!(f.len(), 2, "only the project's frames: {f:?}");
+        assert_eq!(
+            f[0].function.as_deref(),
+            Some("store::fsm::peer::PeerFsm::on_snapshot"),
+            "unmangled, without generics and hash"
+        );
+        let peer = "impl<EK, ER> PeerFsm<EK, ER> {\n    fn on_snapshot(&mut self) {\n        let a = self.regions.lock().unwrap();\n        a.apply();\n        let b = self.pending.lock().unwrap();\n        b.clear();\n    }\n    fn on_ready(&mut self) {\n        self.on_snapshot();\n    }\n}\n";
+        let idx = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![("components/store/src/fsm/peer.rs".into(), peer.into())],
+        );
+        let id = idx.file_id("components/store/src/fsm/peer.rs").unwrap();
+        assert_eq!(
+            locate(&idx, &f[0]),
+            vec![(id, 3, 0.5), (id, 5, 0.5)],
+            "the two locks it may wait in, not the unwraps after them"
+        );
+        // A frame line of a C function, or text that only looks numbered, names nothing.
+        assert!(!is_frame_line(
+            "#1  0x00007f25 in pthread_mutex_lock () from /lib64/x.so"
+        ));
+        assert!(!is_frame_line("#3 see the notes"));
     }
 }
