@@ -113,13 +113,19 @@ impl Manifest {
         let system = r.string(v, "", "system");
         let language = r.string(v, "", "language");
         let category = read_category(&mut r, v);
-        let tags = read_tags(&mut r, v);
+        let tags = read_strings(&mut r, v, "tags", "a string", "an array of strings");
         let repository = read_repository(&mut r, v);
         let report = match v.get("report") {
             None => Some("report.md".to_string()),
             Some(_) => r.string(v, "", "report"),
         };
-        let evidence = read_evidence(&mut r, v);
+        let evidence = read_strings(
+            &mut r,
+            v,
+            "evidence",
+            "a file path string",
+            "an array of file paths",
+        );
         let fix = read_fix(&mut r, v);
         let manifest = match (
             id, system, language, category, tags, repository, report, evidence,
@@ -186,29 +192,33 @@ fn read_category(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Catego
         })
 }
 
-/// `tags`: an array of strings, empty when absent or null. Items that are not strings are
-/// complained about and left out.
-fn read_tags(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Vec<String>> {
-    match v.get("tags") {
+/// A field that is an array of strings (`tags`, `evidence`), empty when absent or null.
+/// Items that are not strings are complained about and left out; `item` and `array` say what
+/// was expected, for the complaint.
+fn read_strings(
+    r: &mut JsonReader<'_>,
+    v: &serde_json::Value,
+    field: &str,
+    item: &str,
+    array: &str,
+) -> Option<Vec<String>> {
+    match v.get(field) {
         None | Some(serde_json::Value::Null) => Some(Vec::new()),
         Some(serde_json::Value::Array(items)) => {
-            let mut tags = Vec::new();
+            let mut out = Vec::new();
             for (i, t) in items.iter().enumerate() {
                 match t.as_str() {
-                    Some(s) => tags.push(s.to_string()),
+                    Some(s) => out.push(s.to_string()),
                     None => r.complain(
-                        &format!("tags[{i}]"),
-                        format!("expected a string, found {}", kind(t)),
+                        &format!("{field}[{i}]"),
+                        format!("expected {item}, found {}", kind(t)),
                     ),
                 }
             }
-            Some(tags)
+            Some(out)
         }
         Some(other) => {
-            r.complain(
-                "tags",
-                format!("expected an array of strings, found {}", kind(other)),
-            );
+            r.complain(field, format!("expected {array}, found {}", kind(other)));
             None
         }
     }
@@ -269,34 +279,6 @@ fn read_git_repository(
     match (url, commit) {
         (Some(url), Some(commit)) => Some(RepositorySource::Git { url, commit }),
         _ => None,
-    }
-}
-
-/// `evidence`: an array of file paths, empty when absent or null. Items that are not
-/// strings are complained about and left out.
-fn read_evidence(r: &mut JsonReader<'_>, v: &serde_json::Value) -> Option<Vec<String>> {
-    match v.get("evidence") {
-        None | Some(serde_json::Value::Null) => Some(Vec::new()),
-        Some(serde_json::Value::Array(items)) => {
-            let mut out = Vec::new();
-            for (i, t) in items.iter().enumerate() {
-                match t.as_str() {
-                    Some(s) => out.push(s.to_string()),
-                    None => r.complain(
-                        &format!("evidence[{i}]"),
-                        format!("expected a file path string, found {}", kind(t)),
-                    ),
-                }
-            }
-            Some(out)
-        }
-        Some(other) => {
-            r.complain(
-                "evidence",
-                format!("expected an array of file paths, found {}", kind(other)),
-            );
-            None
-        }
     }
 }
 
