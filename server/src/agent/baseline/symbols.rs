@@ -281,6 +281,7 @@ mod tests {
         // Crates outside the repository find nothing.
         assert!(locate(&idx, &f[0]).is_empty());
     }
+
     #[test]
     fn a_gdb_frame_under_a_lock_wait_points_at_the_locks_of_its_function() {
         let log = "Thread 12 (Thread 0x7f2f30dff700 (LWP 19448)):\n\
