@@ -254,7 +254,7 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
         if i % 2 == 0 || part.len() > 120 {
             continue;
         }
-        let (path, called) = callee(part.trim());
+        let (path, called) = callee(&dotted_members(part.trim()));
         let path = path.as_str();
         let segments: Vec<&str> = path.split("::").flat_map(|p| p.split('.')).collect();
         let is_ident = |x: &str| {
@@ -289,7 +289,10 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
         if w.contains(':') {
             continue;
         }
-        let (path, called) = callee(w);
+        let dotted = dotted_members(w);
+        // `Class#method` names a member however plain its words are.
+        let member = dotted != w;
+        let (path, called) = callee(&dotted);
         let path = path.as_str();
         let segments: Vec<&str> = path.split('.').collect();
         let last = segments.last().copied().unwrap_or("");
@@ -302,13 +305,38 @@ pub fn code_identifiers(report: &str) -> Vec<(String, f64)> {
         if segments.len() > 1 && FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()) {
             continue;
         }
-        if called || (segments.len() > 1 && segments.iter().any(|p| is_compound(p))) {
+        if called || (segments.len() > 1 && (member || segments.iter().any(|p| is_compound(p)))) {
             push(path, 0.8);
         } else if segments.len() == 1 && is_compound(last) {
             push(path, 0.5);
         }
     }
     out
+}
+
+/// `Class#method` (how Javadoc and most Java bug reports name a method: `Acceptor#accept`,
+/// `KafkaConsumer#position()`) written as `Class.method`. Only a `#` between a name and a name
+/// counts, so an issue number (`#123`, `PR#42`) and a line anchor (`resolve.rs#L114`) stay
+/// what they are.
+fn dotted_members(span: &str) -> String {
+    let b = span.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let anchor = |i: usize| b.get(i) == Some(&b'L') && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+    span.char_indices()
+        .map(|(i, c)| {
+            let joins = c == '#'
+                && i > 0
+                && word(b[i - 1])
+                && b.get(i + 1)
+                    .is_some_and(|&n| n.is_ascii_alphabetic() || n == b'_')
+                && !anchor(i + 1);
+            if joins {
+                '.'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// What a span written as code calls, and whether it is a call: `grant()`,
@@ -516,6 +544,18 @@ mod tests {
                 ("Manager.respond", 1.0),
                 ("auth.authStore.CheckPassword", 1.0),
                 ("getACL", 0.8)
+            ]
+        );
+        // Javadoc's `Class#method`, in code and in prose; issue numbers are no members.
+        let ids = code_identifiers(
+            "`DistributedQueryManager#close()` hangs after Acceptor#accept fails (#123, PR#42, a.rs#L114).",
+        );
+        let ids: Vec<_> = ids.iter().map(|x| (x.0.as_str(), x.1)).collect();
+        assert_eq!(
+            ids,
+            [
+                ("DistributedQueryManager.close", 1.0),
+                ("Acceptor.accept", 0.8)
             ]
         );
     }
