@@ -129,6 +129,13 @@ impl Templates {
             if line.is_empty() {
                 continue;
             }
+            let unmarked;
+            let line = if from_report && line.contains('{') {
+                unmarked = without_jira_markers(line);
+                unmarked.as_str()
+            } else {
+                line
+            };
             let tokens = message_tokens(line);
             if tokens.is_empty() {
                 continue;
@@ -256,7 +263,9 @@ fn lines_near_failures(lines: &[(usize, &str)]) -> Vec<bool> {
 }
 
 /// Which lines of a report are output it quotes rather than its own sentences: lines of a
-/// fenced or indented code block, and lines stamped with a time or carrying a log level.
+/// fenced or indented code block (Markdown's, or JIRA's `{code}` and `{noformat}`, as reports
+/// pasted from the Apache projects' trackers write them), and lines stamped with a time or
+/// carrying a log level.
 fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
     let mut in_fence = false;
     lines
@@ -267,6 +276,12 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
                 in_fence = !in_fence;
                 return true;
             }
+            let jira = t.matches("{noformat}").count() + t.matches("{code").count();
+            if jira > 0 {
+                // `{noformat}…{noformat}` on one line opens and closes a block.
+                in_fence ^= jira % 2 == 1;
+                return true;
+            }
             in_fence
                 || raw.starts_with("    ")
                 || raw.starts_with('\t')
@@ -274,6 +289,17 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
                 || has_level_word(t)
         })
         .collect()
+}
+
+/// A report's line without JIRA's block markers (`{noformat}`, `{code}`, `{code:java}`), whose
+/// words are markup, not output.
+fn without_jira_markers(line: &str) -> String {
+    let mut out = line.replace("{noformat}", " ");
+    while let Some(start) = out.find("{code") {
+        let end = out[start..].find('}').map_or(out.len(), |e| start + e + 1);
+        out.replace_range(start..end, " ");
+    }
+    out
 }
 
 /// A log level written as logs write it, in capitals (`ERROR`, `INFO`), among the first
@@ -466,6 +492,23 @@ mod tests {
         assert_eq!(prose_of("sync"), Some(false));
         assert_eq!(prose_of("quota"), Some(false));
         assert_eq!(prose_of("fencing"), Some(false));
+        // JIRA's blocks quote output too; the sentence after one is prose again.
+        let mut j = Templates::default();
+        let jira = "The broker stalls.\n{noformat}\nreplica fetcher stopped for partition p0\n{noformat}\n{code:java}\nsession expired for member m1\n{code}\nThe member rejoins later.\n{noformat}offsets reset to earliest{noformat}\n";
+        j.add_source(".distdebug/report.md", jira, true);
+        let jira_prose = |w: &str| {
+            j.templates
+                .iter()
+                .find(|x| x.tokens.contains(&w.to_string()))
+                .map(|x| x.prose)
+        };
+        assert_eq!(jira_prose("fetcher"), Some(false));
+        assert_eq!(jira_prose("expired"), Some(false));
+        assert_eq!(jira_prose("earliest"), Some(false));
+        assert_eq!(jira_prose("rejoins"), Some(true));
+        assert_eq!(jira_prose("stalls"), Some(true));
+        assert_eq!(jira_prose("noformat"), None, "markers are no words");
+        assert_eq!(jira_prose("java"), None);
         // Lines of an evidence file are never prose, and a template seen in one is not.
         let mut e = Templates::default();
         e.add_source(
