@@ -474,17 +474,20 @@ mod tests {
         assert!(t.inverted()["lock"].contains(&0));
     }
 
+    /// Whether the template holding word `w` of a report is prose (`None`: no template has it).
+    fn prose_of_report(report: &str, w: &str) -> Option<bool> {
+        let mut t = Templates::default();
+        t.add_source(".distdebug/report.md", report, true);
+        t.templates
+            .iter()
+            .find(|x| x.tokens.contains(&w.to_string()))
+            .map(|x| x.prose)
+    }
+
     #[test]
     fn the_reports_own_sentences_are_prose_and_the_output_it_quotes_is_not() {
-        let mut t = Templates::default();
         let report = "# Lease never released\n\n**Observed.** The error says the lease was granted twice.\n\n```\nlease granted twice to client-a\n```\n\n    refusing client-b, lock held\n2024-01-01 10:00:00 WARN slow sync of 30 ms\nERROR quota exceeded for tenant t1\njava.lang.IllegalStateException: fencing token went backwards\n";
-        t.add_source(".distdebug/report.md", report, true);
-        let prose_of = |w: &str| {
-            t.templates
-                .iter()
-                .find(|x| x.tokens.contains(&w.to_string()))
-                .map(|x| x.prose)
-        };
+        let prose_of = |w: &str| prose_of_report(report, w);
         // A sentence, even one starting "The error": prose.
         assert_eq!(prose_of("observed"), Some(true));
         // Fenced, indented, stamped and levelled lines are output the report quotes.
@@ -493,15 +496,8 @@ mod tests {
         assert_eq!(prose_of("quota"), Some(false));
         assert_eq!(prose_of("fencing"), Some(false));
         // JIRA's blocks quote output too; the sentence after one is prose again.
-        let mut j = Templates::default();
         let jira = "The broker stalls.\n{noformat}\nreplica fetcher stopped for partition p0\n{noformat}\n{code:java}\nsession expired for member m1\n{code}\nThe member rejoins later.\n{noformat}offsets reset to earliest{noformat}\n";
-        j.add_source(".distdebug/report.md", jira, true);
-        let jira_prose = |w: &str| {
-            j.templates
-                .iter()
-                .find(|x| x.tokens.contains(&w.to_string()))
-                .map(|x| x.prose)
-        };
+        let jira_prose = |w: &str| prose_of_report(jira, w);
         assert_eq!(jira_prose("fetcher"), Some(false));
         assert_eq!(jira_prose("expired"), Some(false));
         assert_eq!(jira_prose("earliest"), Some(false));
