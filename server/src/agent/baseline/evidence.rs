@@ -276,7 +276,7 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
                 in_fence = !in_fence;
                 return true;
             }
-            let jira = t.matches("{noformat}").count() + t.matches("{code").count();
+            let jira = jira_markers(t);
             if jira > 0 {
                 // `{noformat}…{noformat}` on one line opens and closes a block.
                 in_fence ^= jira % 2 == 1;
@@ -291,11 +291,19 @@ fn quoted_output(lines: &[(usize, &str)]) -> Vec<bool> {
         .collect()
 }
 
-/// A report's line without JIRA's block markers (`{noformat}`, `{code}`, `{code:java}`), whose
-/// words are markup, not output.
+/// JIRA's block markers: `{noformat}` as it is, `{code}` also with a language (`{code:java}`).
+const JIRA_NOFORMAT: &str = "{noformat}";
+const JIRA_CODE: &str = "{code";
+
+/// How many JIRA block markers a line holds (each opens or closes a block).
+fn jira_markers(line: &str) -> usize {
+    line.matches(JIRA_NOFORMAT).count() + line.matches(JIRA_CODE).count()
+}
+
+/// A report's line without JIRA's block markers, whose words are markup, not output.
 fn without_jira_markers(line: &str) -> String {
-    let mut out = line.replace("{noformat}", " ");
-    while let Some(start) = out.find("{code") {
+    let mut out = line.replace(JIRA_NOFORMAT, " ");
+    while let Some(start) = out.find(JIRA_CODE) {
         let end = out[start..].find('}').map_or(out.len(), |e| start + e + 1);
         out.replace_range(start..end, " ");
     }
