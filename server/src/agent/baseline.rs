@@ -10,6 +10,7 @@ pub mod conditions;
 pub mod constants;
 pub mod context;
 pub mod dataflow;
+pub mod drift;
 pub mod evidence;
 pub mod frames;
 pub mod logmatch;

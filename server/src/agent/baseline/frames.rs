@@ -37,6 +37,9 @@ pub struct Frame {
     pub function: Option<String>,
     /// The exception or panic message that heads the trace, when there is one.
     pub header: Option<String>,
+    /// The line the trace gave, when it lay outside the function the frame names and the
+    /// frame was moved into that function (`drift.rs`).
+    pub moved_from: Option<u32>,
 }
 
 struct Patterns {
@@ -163,17 +166,26 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                     class,
                     function,
                     header: header.clone(),
+                    moved_from: None,
                 });
                 pos += 1;
             }
             None => {
                 if starts_trace(line) {
+                    // A Go panic's message comes just before its goroutine's line, which only
+                    // numbers the goroutine: the message stays the header.
+                    let after_panic = line.trim_start().starts_with("goroutine ")
+                        && pos == 0
+                        && gap <= 3
+                        && header.as_deref().is_some_and(|h| h.starts_with("panic:"));
                     if pos > 0 {
                         trace += 1;
                     }
                     pos = 0;
                     gap = 0;
-                    header = Some(cut(line.trim(), 200));
+                    if !after_panic {
+                        header = Some(cut(line.trim(), 200));
+                    }
                     // The rust panic line carries its own location.
                     if let Some(c) = p.rust_panic.captures(line) {
                         if let Ok(l) = c[2].parse() {
@@ -188,6 +200,7 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                                 class: None,
                                 function: None,
                                 header: header.clone(),
+                                moved_from: None,
                             });
                             pos += 1;
                         }
@@ -209,6 +222,7 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                             class: None,
                             function: None,
                             header: header.clone(),
+                            moved_from: None,
                         });
                         pos = 1;
                         gap = 0;
@@ -236,6 +250,7 @@ pub fn parse(text: &str, source: usize, first_trace: usize) -> Vec<Frame> {
                             class: None,
                             function: None,
                             header: None,
+                            moved_from: None,
                         });
                     }
                 }
@@ -647,6 +662,20 @@ mod tests {
     }
 
     #[test]
+    fn a_go_panic_message_heads_its_goroutine_and_the_next_goroutine_has_its_own() {
+        let text = "panic: interface conversion: auth.TokenProvider is *auth.tokenJWT\n\ngoroutine 610 [running]:\ngithub.com/x/auth.(*authStore).WithRoot(0x1)\n\t/src/auth/store.go:1277 +0x82a\n\ngoroutine 7 [chan receive]:\ngithub.com/x/raft.(*node).run(0x1)\n\t/src/raft/node.go:40 +0x1\n";
+        let f = parse(text, 0, 0);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(
+            f[0].header.as_deref(),
+            Some("panic: interface conversion: auth.TokenProvider is *auth.tokenJWT")
+        );
+        assert_eq!(f[0].function.as_deref(), Some("WithRoot"));
+        assert_eq!(f[1].header.as_deref(), Some("goroutine 7 [chan receive]:"));
+        assert_ne!(f[0].trace, f[1].trace);
+    }
+
+    #[test]
     fn frames_of_one_trace_share_a_number_and_caused_by_starts_another() {
         let t = "java.lang.IllegalStateException: boom\n\tat a.B.f(B.java:1)\n\tat a.B.g(B.java:2)\nCaused by: java.io.IOException: disk\n\tat a.C.h(C.java:3)\n";
         let f = parse(t, 0, 0);
@@ -688,6 +717,7 @@ mod tests {
             class: class.map(|c| c.into()),
             function: None,
             header: None,
+            moved_from: None,
         };
         let id = |p: &str| idx.file_id(p).unwrap();
         assert_eq!(

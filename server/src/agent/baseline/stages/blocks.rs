@@ -190,7 +190,7 @@ fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>)
                     score: weight,
                     source: Source::Frame,
                     reason: format!(
-                        "frame {} inside the repository of the trace{} ({}:{}) is at line {}; named with {}",
+                        "frame {} inside the repository of the trace{} ({}:{}) is at line {}{}; named with {}",
                         *r + 1,
                         f.header
                             .as_ref()
@@ -199,6 +199,7 @@ fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>)
                         sig.sources[f.source],
                         f.source_line,
                         f.line,
+                        moved(f),
                         what
                     ),
                 });
@@ -239,6 +240,19 @@ fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>)
         });
     }
     (cands, frame_seeds)
+}
+
+/// How a frame moved into the function it names says so (` (the trace gave line 1277, in
+/// another function here: printed by another version)`); nothing for a frame left in place.
+fn moved(f: &frames::Frame) -> String {
+    f.moved_from
+        .map(|l| {
+            format!(
+                " (the trace gave line {l}, which lies outside `{}` here: printed by another version of the code)",
+                f.function.as_deref().unwrap_or("its function")
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Data flow: from what the failure reads or prints back to the code that wrote it.

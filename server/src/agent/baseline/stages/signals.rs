@@ -4,6 +4,7 @@
 
 use super::super::bm25::{self, Corpus, Query};
 use super::super::context::{action, quote, read, timed, Sink, Stop, REPORT};
+use super::super::drift;
 use super::super::evidence::{self, Templates};
 use super::super::frames::{self, Frame, FrameKind};
 use super::super::logmatch::{self, LogSearch};
@@ -222,7 +223,7 @@ fn stack_frames(
             .unwrap_or(next_trace);
         all_frames.extend(f);
     }
-    let resolved: Vec<(frames::Frame, usize, f64)> = all_frames
+    let mut resolved: Vec<(frames::Frame, usize, f64)> = all_frames
         .iter()
         .flat_map(|f| {
             if f.line == 0 && f.kind == FrameKind::Stack {
@@ -238,6 +239,7 @@ fn stack_frames(
                 .collect()
         })
         .collect();
+    drift::reanchor(index, &all_frames, &mut resolved);
     let n_stack = all_frames
         .iter()
         .filter(|f| f.kind == FrameKind::Stack)
