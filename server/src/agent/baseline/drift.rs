@@ -1,14 +1,18 @@
 //! Stack frames printed by another version of the code: a frame whose line lies outside the
 //! function it names is moved into that function, at the call of the next inner frame's
-//! function or at a statement that can fail as the trace's header says.
+//! function or at a statement that can fail as the trace's header says; an outer frame whose
+//! line calls no inner frame moves to the line of its function that does.
 //!
 //! A user's trace usually comes from a release, while the workspace holds the revision
 //! before the fix; lines drift by a few to a few hundred. Without this, such a frame names
 //! whatever code now sits at its old line number, often in another function entirely.
 
+use super::evidence::Templates;
 use super::frames::{Frame, FrameKind};
+use super::logmatch::SiteHit;
 use super::related;
 use crate::code::{FileModel, RepoIndex};
+use std::collections::HashSet;
 
 /// How much less sure a moved frame is than one whose line lies in its function: the line
 /// is inferred, not read.
@@ -18,6 +22,11 @@ const MOVED_SURENESS: f64 = 0.5;
 /// function (when the file defines it). `all` is every parsed frame, for the inner
 /// neighbours of frames whose next inner frame lies outside the repository.
 pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize, f64)]) {
+    let in_repository: HashSet<(usize, usize)> = resolved
+        .iter()
+        .filter(|r| r.0.kind == FrameKind::Stack)
+        .map(|r| (r.0.trace, r.0.pos))
+        .collect();
     for (f, file, sure) in resolved.iter_mut() {
         if f.kind != FrameKind::Stack || f.line == 0 {
             continue;
@@ -26,17 +35,30 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
             continue;
         };
         let m = index.model(*file);
-        if lies_in_function_named(&m, f.line, name) {
-            continue;
-        }
-        let Some(def) = nearest_definition(&m, f.line, name) else {
-            continue;
-        };
         let inner = all
             .iter()
             .find(|g| g.kind == FrameKind::Stack && g.trace == f.trace && g.pos + 1 == f.pos)
             .and_then(|g| g.function.as_deref())
             .and_then(plain_name);
+        if lies_in_function_named(&m, f.line, name) {
+            // In the right function, an outer frame's line still has to call the frame inside
+            // it; when it does not and another line of the function does, the lines drifted
+            // within the function. Only for an inner frame of the project: a runtime's or
+            // library's (`panic`, `HashMap.get`) may be entered from a line that names no call.
+            let inner_here = f.pos > 0 && in_repository.contains(&(f.trace, f.pos - 1));
+            if let Some(line) = inner
+                .filter(|_| inner_here)
+                .and_then(|callee| drifted_call(&m, f.line, name, callee))
+            {
+                f.moved_from = Some(f.line);
+                f.line = line;
+                *sure *= MOVED_SURENESS;
+            }
+            continue;
+        }
+        let Some(def) = nearest_definition(&m, f.line, name) else {
+            continue;
+        };
         let text = &index.files[*file].text;
         let line = inner
             .and_then(|callee| call_of(&m, def, callee))
@@ -45,6 +67,48 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
         f.moved_from = Some(f.line);
         f.line = line;
         *sure *= MOVED_SURENESS;
+    }
+}
+
+/// Moves every `file.go:123` mention (a logger's caller field, `[kv.rs:716]`) whose line holds
+/// no log statement its evidence line matched, while a statement of that file did match it:
+/// the logger printed the line of its own version. The mention goes to the best-matching
+/// statement; as sure as before, since the match confirms it.
+pub fn reanchor_mentions(
+    templates: &Templates,
+    hits: &[SiteHit],
+    resolved: &mut [(Frame, usize, f64)],
+) {
+    for (f, file, _) in resolved.iter_mut() {
+        if f.kind != FrameKind::Mention {
+            continue;
+        }
+        let Some(t) = templates
+            .templates
+            .iter()
+            .position(|t| t.source == f.source && t.line == f.source_line)
+        else {
+            continue;
+        };
+        let matched: Vec<&SiteHit> = hits
+            .iter()
+            .filter(|h| h.template == t && h.file == *file)
+            .collect();
+        if matched
+            .iter()
+            .any(|h| h.line <= f.line && f.line <= h.end_line)
+        {
+            continue;
+        }
+        let best = matched.into_iter().max_by(|a, b| {
+            a.score
+                .total_cmp(&b.score)
+                .then(b.line.abs_diff(f.line).cmp(&a.line.abs_diff(f.line)))
+        });
+        if let Some(h) = best {
+            f.moved_from = Some(f.line);
+            f.line = h.line;
+        }
     }
 }
 
@@ -108,6 +172,40 @@ fn call_of(m: &FileModel, def: (u32, u32), callee: &str) -> Option<u32> {
         .filter(|c| c.line > def.0 && c.line <= def.1)
         .find(|c| c.name.rsplit(['.', ':']).next() == Some(callee))
         .map(|c| c.line)
+}
+
+/// For a frame at `line` inside function `name` whose inner frame is `callee`: the line of
+/// the function's call of `callee` nearest to `line`, when `line` itself calls no `callee`
+/// (a call spread over several lines counts from its first line to the frame's).
+fn drifted_call(m: &FileModel, line: u32, name: &str, callee: &str) -> Option<u32> {
+    let mut cur = m.innermost(line);
+    let mut def = None;
+    while let Some(i) = cur {
+        let b = &m.blocks[i];
+        if related::is_function_named(b, name) {
+            def = Some((b.start_line, b.end_line));
+            break;
+        }
+        cur = b.parent.map(|p| p as usize);
+    }
+    let (start, end) = def?;
+    let calls: Vec<u32> = m
+        .calls
+        .iter()
+        .filter(|c| c.line > start && c.line <= end)
+        .filter(|c| c.name.rsplit(['.', ':']).next() == Some(callee))
+        .map(|c| c.line)
+        .collect();
+    // The call may sit anywhere in the statement the frame's line belongs to (a chained or
+    // wrapped call); a line in a compound's header takes the whole compound, which errs on
+    // the side of leaving the frame alone.
+    let statement = m.innermost(line).map(|i| &m.blocks[i]);
+    let here =
+        |c: u32| c == line || statement.is_some_and(|s| s.start_line <= c && c <= s.end_line);
+    if calls.is_empty() || calls.iter().any(|&c| here(c)) {
+        return None;
+    }
+    calls.into_iter().min_by_key(|&c| c.abs_diff(line))
 }
 
 /// The first line in the body of `def` that can fail the way `header` reports: a throw or
@@ -220,6 +318,21 @@ mod tests {
     }
 
     #[test]
+    fn an_outer_frame_in_its_function_moves_to_its_call_of_the_inner_frame() {
+        let node = "package raft\n\nfunc (n *node) run() {\n\tx := 1\n\ty := 2\n\tn.step(x)\n\tn.log(y)\n}\n\nfunc (n *node) step(x int) {\n\tpanic(x)\n}\n";
+        let idx = index("raft/node.go", node);
+        // run's line 4 calls nothing; its call of step is line 6. The innermost frame, panic
+        // of the runtime, is outside the repository: step's own line 11 stays.
+        let log = "panic: boom\n\ngoroutine 1 [running]:\npanic(0x1)\n\t/usr/local/go/src/runtime/panic.go:1038 +0x1\ngithub.com/x/raft.(*node).step(0x1)\n\t/src/raft/node.go:11 +0x1\ngithub.com/x/raft.(*node).run(0x1)\n\t/src/raft/node.go:4 +0x1\n";
+        let all = parse(log, 0, 0);
+        let mut r = resolved(&idx, &all);
+        assert_eq!(r.len(), 2, "{r:?}");
+        reanchor(&idx, &all, &mut r);
+        assert_eq!((r[0].0.line, r[0].0.moved_from), (11, None));
+        assert_eq!((r[1].0.line, r[1].0.moved_from), (6, Some(4)));
+    }
+
+    #[test]
     fn a_frame_inside_its_function_or_naming_no_definition_here_stays() {
         let idx = index("auth/store.go", STORE_GO);
         let log = "panic: boom\n\ngoroutine 1 [running]:\ngithub.com/coreos/etcd/auth.(*authStore).WithRoot(0x1)\n\t/x/auth/store.go:11 +0x1\ngithub.com/coreos/etcd/auth.(*authStore).Gone(0x1)\n\t/x/auth/store.go:4 +0x1\ngithub.com/coreos/etcd/auth.(*authStore).run.func1(0x1)\n\t/x/auth/store.go:5 +0x1\n";
@@ -230,6 +343,35 @@ mod tests {
         let lines: Vec<u32> = r.iter().map(|x| x.0.line).collect();
         assert_eq!(lines, vec![11, 4, 5]);
         assert!(r.iter().all(|x| x.0.moved_from.is_none() && x.2 == 1.0));
+    }
+
+    #[test]
+    fn a_logger_caller_from_another_version_moves_to_the_statement_that_logs_the_line() {
+        let server = "package etcdserver\n\nfunc (s *EtcdServer) apply() {\n\tx := 1\n\ts.lg.Warn(\"failed to apply request\", zap.Int(\"took\", x))\n}\n\nfunc (s *EtcdServer) other() {\n\ts.lg.Info(\"applied\")\n}\n";
+        let idx = index("server/etcdserver/server.go", server);
+        // The logger printed line 9 (its version's); here line 5 logs that message.
+        let log = "{\"level\":\"warn\",\"caller\":\"etcdserver/server.go:9\",\"msg\":\"failed to apply request\",\"took\":7}\n";
+        let mut templates = Templates::default();
+        templates.add_source("etcd.log", log, false);
+        let hits = super::super::logmatch::search(&idx, &templates).hits;
+        assert!(hits.iter().any(|h| h.line == 5), "{hits:?}");
+        let all = parse(log, 0, 0);
+        let mut r: Vec<(Frame, usize, f64)> = all
+            .iter()
+            .filter(|f| f.kind == FrameKind::Mention)
+            .flat_map(|f| {
+                super::super::frames::resolve(&idx, f)
+                    .into_iter()
+                    .map(|(file, sure)| (f.clone(), file, sure))
+            })
+            .collect();
+        assert_eq!(r.len(), 1, "{r:?}");
+        reanchor_mentions(&templates, &hits, &mut r);
+        assert_eq!((r[0].0.line, r[0].0.moved_from), (5, Some(9)));
+        // A caller that names the matched statement stays.
+        let mut again = r.clone();
+        reanchor_mentions(&templates, &hits, &mut again);
+        assert_eq!((again[0].0.line, again[0].0.moved_from), (5, Some(9)));
     }
 
     #[test]

@@ -228,13 +228,14 @@ fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>)
             score: 0.5 * sure * rarity,
             source: Source::Mention,
             reason: format!(
-                "{}:{} points at {}:{} ({} mention{}); named with {}",
+                "{}:{} points at {}:{} ({} mention{}){}; named with {}",
                 sig.sources[f.source],
                 f.source_line,
                 f.file,
                 line,
                 count,
                 if count == 1 { "" } else { "s" },
+                moved(&f),
                 what
             ),
         });
@@ -242,17 +243,19 @@ fn frame_candidates(sig: &Signals, max: u32) -> (Vec<Candidate>, Vec<FrameSeed>)
     (cands, frame_seeds)
 }
 
-/// How a frame moved into the function it names says so (` (the trace gave line 1277, in
-/// another function here: printed by another version)`); nothing for a frame left in place.
+/// What a frame or mention that `drift.rs` moved says about it (the line the evidence gave);
+/// nothing for one left in place.
 fn moved(f: &frames::Frame) -> String {
-    f.moved_from
-        .map(|l| {
-            format!(
-                " (the trace gave line {l}, which lies outside `{}` here: printed by another version of the code)",
-                f.function.as_deref().unwrap_or("its function")
-            )
-        })
-        .unwrap_or_default()
+    match (f.moved_from, f.kind, f.function.as_deref()) {
+        (None, _, _) => String::new(),
+        (Some(l), FrameKind::Mention, _) => format!(
+            " (it says line {l}, where no statement logs that line: printed by another version of the code)"
+        ),
+        (Some(l), _, Some(name)) => format!(
+            " (the trace gave line {l}, which does not lie in `{name}` or call the frame inside it here: printed by another version of the code)"
+        ),
+        (Some(l), _, None) => format!(" (the trace gave line {l})"),
+    }
 }
 
 /// Data flow: from what the failure reads or prints back to the code that wrote it.

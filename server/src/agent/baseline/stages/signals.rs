@@ -40,7 +40,7 @@ pub fn gather(
     sink.check()?;
     let logs = match_logs(&index, &templates, sink, started);
     sink.check()?;
-    let (frames, sources) = stack_frames(&index, input, sink, started);
+    let (frames, sources) = stack_frames(&index, input, &templates, &logs, sink, started);
     sink.check()?;
     let corpus = bm25_files(&index, &query, sink, started);
     sink.check()?;
@@ -187,6 +187,8 @@ fn match_logs(
 fn stack_frames(
     index: &RepoIndex,
     input: &AgentInput,
+    templates: &Templates,
+    logs: &LogSearch,
     sink: &Sink,
     started: &Instant,
 ) -> (Vec<(Frame, usize, f64)>, Vec<String>) {
@@ -240,6 +242,7 @@ fn stack_frames(
         })
         .collect();
     drift::reanchor(index, &all_frames, &mut resolved);
+    drift::reanchor_mentions(templates, &logs.hits, &mut resolved);
     let n_stack = all_frames
         .iter()
         .filter(|f| f.kind == FrameKind::Stack)
