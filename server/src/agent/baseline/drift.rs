@@ -14,9 +14,10 @@ use super::related;
 use crate::code::{FileModel, RepoIndex};
 use std::collections::HashSet;
 
-/// How much less sure a moved frame is than one whose line lies in its function: the line
-/// is inferred, not read.
-const MOVED_SURENESS: f64 = 0.5;
+/// How much less sure a moved frame is when its new line is only inferred (a statement that
+/// can fail as the header says, or the function's first line). A frame moved to a call of
+/// the frame inside it keeps its sureness: the call confirms the line.
+const INFERRED_SURENESS: f64 = 0.5;
 
 /// Moves every resolved stack frame that lies outside the function it names into that
 /// function (when the file defines it). `all` is every parsed frame, for the inner
@@ -50,9 +51,9 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
                 .filter(|_| inner_here)
                 .and_then(|callee| drifted_call(&m, f.line, name, callee))
             {
+                // The call confirms the line as much as the trace's number would have.
                 f.moved_from = Some(f.line);
                 f.line = line;
-                *sure *= MOVED_SURENESS;
             }
             continue;
         }
@@ -60,13 +61,16 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
             continue;
         };
         let text = &index.files[*file].text;
-        let line = inner
-            .and_then(|callee| call_of(&m, def, callee))
-            .or_else(|| failing_statement(text, def, f.header.as_deref().unwrap_or("")))
-            .unwrap_or(def.0);
+        let (line, factor) = match inner.and_then(|callee| call_of(&m, def, callee)) {
+            Some(call) => (call, 1.0),
+            None => (
+                failing_statement(text, def, f.header.as_deref().unwrap_or("")).unwrap_or(def.0),
+                INFERRED_SURENESS,
+            ),
+        };
         f.moved_from = Some(f.line);
         f.line = line;
-        *sure *= MOVED_SURENESS;
+        *sure *= factor;
     }
 }
 
@@ -300,7 +304,10 @@ mod tests {
         reanchor(&idx, &all, &mut r);
         assert_eq!(r[0].0.line, 14, "the type assertion in WithRoot");
         assert_eq!(r[0].0.moved_from, Some(6));
-        assert!((r[0].2 - 0.5).abs() < 1e-9);
+        assert!(
+            (r[0].2 - INFERRED_SURENESS).abs() < 1e-9,
+            "inferred: less sure"
+        );
     }
 
     #[test]
@@ -315,6 +322,8 @@ mod tests {
         reanchor(&idx, &all, &mut r);
         assert_eq!(r[0].0.line, 16, "the throw in stopAll");
         assert_eq!(r[1].0.line, 11, "shutdown's call of stopAll");
+        assert!((r[0].2 - INFERRED_SURENESS).abs() < 1e-9);
+        assert!((r[1].2 - 1.0).abs() < 1e-9, "a call confirms the line");
     }
 
     #[test]
