@@ -14,7 +14,9 @@ pub fn incidents_dir(flag: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Every incident folder directly under `dir`, sorted by name. Hidden folders are skipped.
+/// Every incident folder directly under `dir`, sorted by name. Hidden folders are skipped. A
+/// symbolic link to a folder counts as the folder (a subset of a corpus is often a folder of
+/// links); a link that leads nowhere is skipped like a file.
 pub fn list_incident_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
@@ -23,7 +25,9 @@ pub fn list_incident_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         if name.to_string_lossy().starts_with('.') {
             continue;
         }
-        if entry.file_type()?.is_dir() {
+        let is_dir = entry.file_type()?.is_dir()
+            || (entry.file_type()?.is_symlink() && entry.path().is_dir());
+        if is_dir {
             out.push(entry.path());
         }
     }
@@ -51,4 +55,31 @@ pub fn resolve_incident_dir(arg: &str, dir: &Path) -> Result<PathBuf, String> {
         "no incident {arg:?}: neither a folder with incident.json nor an id under {}",
         dir.display()
     ))
+}
+
+// Symbolic links are made with the Unix call.
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_folders_and_links_to_folders_but_not_files_hidden_or_dangling_links() {
+        let root = std::env::temp_dir().join(format!("dd-discover-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir_all(root.join("corpus/b-real")).unwrap();
+        std::fs::create_dir_all(root.join("corpus/.hidden")).unwrap();
+        std::fs::create_dir_all(elsewhere.join("a-linked")).unwrap();
+        std::fs::write(root.join("corpus/notes.md"), "x").unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("a-linked"), root.join("corpus/a-linked"))
+            .unwrap();
+        std::os::unix::fs::symlink(root.join("missing"), root.join("corpus/c-dangling")).unwrap();
+        let names: Vec<String> = list_incident_dirs(&root.join("corpus"))
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["a-linked", "b-real"]);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
