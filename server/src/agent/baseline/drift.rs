@@ -171,10 +171,20 @@ fn nearest_definition(m: &FileModel, line: u32, name: &str) -> Option<(u32, u32)
 /// The first line inside `def` that calls `callee`: an outer frame's line is the call of the
 /// frame inside it.
 fn call_of(m: &FileModel, def: (u32, u32), callee: &str) -> Option<u32> {
+    calls_in(m, def, callee).next()
+}
+
+/// The lines in the body of `def` (after its first line) that call a function named `callee`
+/// (`n.step`, `Leader::halt` and `step` all call `step`).
+fn calls_in<'a>(
+    m: &'a FileModel,
+    def: (u32, u32),
+    callee: &'a str,
+) -> impl Iterator<Item = u32> + 'a {
     m.calls
         .iter()
-        .filter(|c| c.line > def.0 && c.line <= def.1)
-        .find(|c| c.name.rsplit(['.', ':']).next() == Some(callee))
+        .filter(move |c| c.line > def.0 && c.line <= def.1)
+        .filter(move |c| c.name.rsplit(['.', ':']).next() == Some(callee))
         .map(|c| c.line)
 }
 
@@ -193,13 +203,7 @@ fn drifted_call(m: &FileModel, line: u32, name: &str, callee: &str) -> Option<u3
         cur = b.parent.map(|p| p as usize);
     }
     let (start, end) = def?;
-    let calls: Vec<u32> = m
-        .calls
-        .iter()
-        .filter(|c| c.line > start && c.line <= end)
-        .filter(|c| c.name.rsplit(['.', ':']).next() == Some(callee))
-        .map(|c| c.line)
-        .collect();
+    let calls: Vec<u32> = calls_in(m, (start, end), callee).collect();
     // The call may sit anywhere in the statement the frame's line belongs to (a chained or
     // wrapped call); a line in a compound's header takes the whole compound, which errs on
     // the side of leaving the frame alone.
@@ -281,6 +285,14 @@ mod tests {
         RepoIndex::from_texts(Path::new("/ws"), vec![(path.into(), text.into())])
     }
 
+    /// The stack frames of `log` resolved in `idx`, after `reanchor`.
+    fn reanchored(idx: &RepoIndex, log: &str) -> Vec<(Frame, usize, f64)> {
+        let all = parse(log, 0, 0);
+        let mut r = resolved(idx, &all);
+        reanchor(idx, &all, &mut r);
+        r
+    }
+
     fn resolved(idx: &RepoIndex, frames: &[Frame]) -> Vec<(Frame, usize, f64)> {
         frames
             .iter()
@@ -298,10 +310,8 @@ mod tests {
         let idx = index("auth/store.go", STORE_GO);
         // Line 6 lies in NewTokenProvider here; the trace says WithRoot.
         let log = "panic: interface conversion: auth.TokenProvider is *auth.tokenJWT, not *auth.tokenSimple\n\ngoroutine 610 [running]:\ngithub.com/coreos/etcd/auth.(*authStore).WithRoot(0xc420373bc0)\n\t/home/u/src/github.com/coreos/etcd/auth/store.go:6 +0x82a\n";
-        let all = parse(log, 0, 0);
-        let mut r = resolved(&idx, &all);
+        let r = reanchored(&idx, log);
         assert_eq!(r.len(), 1, "{r:?}");
-        reanchor(&idx, &all, &mut r);
         assert_eq!(r[0].0.line, 14, "the type assertion in WithRoot");
         assert_eq!(r[0].0.moved_from, Some(6));
         assert!(
@@ -316,10 +326,8 @@ mod tests {
         let idx = index("src/org/a/Leader.java", leader);
         // Both lines are off by one function: 5 lies in lead(), 10 in shutdown().
         let log = "java.lang.IllegalStateException: gone\n\tat org.a.Leader.stopAll(Leader.java:5)\n\tat org.a.Leader.shutdown(Leader.java:2)\n";
-        let all = parse(log, 0, 0);
-        let mut r = resolved(&idx, &all);
+        let r = reanchored(&idx, log);
         assert_eq!(r.len(), 2, "{r:?}");
-        reanchor(&idx, &all, &mut r);
         assert_eq!(r[0].0.line, 16, "the throw in stopAll");
         assert_eq!(r[1].0.line, 11, "shutdown's call of stopAll");
         assert!((r[0].2 - INFERRED_SURENESS).abs() < 1e-9);
@@ -333,10 +341,8 @@ mod tests {
         // run's line 4 calls nothing; its call of step is line 6. The innermost frame, panic
         // of the runtime, is outside the repository: step's own line 11 stays.
         let log = "panic: boom\n\ngoroutine 1 [running]:\npanic(0x1)\n\t/usr/local/go/src/runtime/panic.go:1038 +0x1\ngithub.com/x/raft.(*node).step(0x1)\n\t/src/raft/node.go:11 +0x1\ngithub.com/x/raft.(*node).run(0x1)\n\t/src/raft/node.go:4 +0x1\n";
-        let all = parse(log, 0, 0);
-        let mut r = resolved(&idx, &all);
+        let r = reanchored(&idx, log);
         assert_eq!(r.len(), 2, "{r:?}");
-        reanchor(&idx, &all, &mut r);
         assert_eq!((r[0].0.line, r[0].0.moved_from), (11, None));
         assert_eq!((r[1].0.line, r[1].0.moved_from), (6, Some(4)));
     }
@@ -345,10 +351,8 @@ mod tests {
     fn a_frame_inside_its_function_or_naming_no_definition_here_stays() {
         let idx = index("auth/store.go", STORE_GO);
         let log = "panic: boom\n\ngoroutine 1 [running]:\ngithub.com/coreos/etcd/auth.(*authStore).WithRoot(0x1)\n\t/x/auth/store.go:11 +0x1\ngithub.com/coreos/etcd/auth.(*authStore).Gone(0x1)\n\t/x/auth/store.go:4 +0x1\ngithub.com/coreos/etcd/auth.(*authStore).run.func1(0x1)\n\t/x/auth/store.go:5 +0x1\n";
-        let all = parse(log, 0, 0);
-        let mut r = resolved(&idx, &all);
+        let r = reanchored(&idx, log);
         assert_eq!(r.len(), 3, "{r:?}");
-        reanchor(&idx, &all, &mut r);
         let lines: Vec<u32> = r.iter().map(|x| x.0.line).collect();
         assert_eq!(lines, vec![11, 4, 5]);
         assert!(r.iter().all(|x| x.0.moved_from.is_none() && x.2 == 1.0));
