@@ -37,8 +37,8 @@ pub struct Frame {
     pub function: Option<String>,
     /// The exception or panic message that heads the trace, when there is one.
     pub header: Option<String>,
-    /// The line the trace gave, when it lay outside the function the frame names and the
-    /// frame was moved into that function (`drift.rs`).
+    /// The line the evidence gave, when `drift.rs` moved the frame or mention because that
+    /// line was printed by another version of the code.
     pub moved_from: Option<u32>,
 }
 
