@@ -200,8 +200,12 @@ async function shot(name) {
         const blue = lines.filter((l) => l.decorations.some((d) => d.border === "solid" && d.background === "rgba(64, 128, 255, 0.1)")).map((l) => l.line);
         return JSON.stringify(blue) === JSON.stringify(want);
       });
-      const lens = await waitFor("the lens '◆ agent baseline #1: …'", async () => (await lensTexts()).find((t) => t.startsWith("◆ agent baseline #1: ")));
-      check(lens.includes(predicted[0].rationale.slice(0, 20)), `the lens shows the rationale: ${lens}`);
+      // Each predicted block has its lens; the first in the diagnosis need not be the first in
+      // the file, so look for the lens that carries its rationale.
+      const rationale = predicted[0].rationale.slice(0, 20);
+      const lens = await waitFor(`the lens '◆ agent baseline #1: ${rationale}…' of the first predicted block`, async () =>
+        (await lensTexts()).find((t) => t.startsWith("◆ agent baseline #1: ") && t.includes(rationale)));
+      check(/\(rank \d+ of \d+, confidence \d+%\)/.test(lens), `the lens gives the block's rank and confidence: ${lens}`);
       await shot("2-predicted");
     });
 
