@@ -41,7 +41,7 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
             .find(|g| g.kind == FrameKind::Stack && g.trace == f.trace && g.pos + 1 == f.pos)
             .and_then(|g| g.function.as_deref())
             .and_then(plain_name);
-        if lies_in_function_named(&m, f.line, name) {
+        if let Some(def) = enclosing_function_named(&m, f.line, name) {
             // In the right function, an outer frame's line still has to call the frame inside
             // it; when it does not and another line of the function does, the lines drifted
             // within the function. Only for an inner frame of the project: a runtime's or
@@ -49,7 +49,7 @@ pub fn reanchor(index: &RepoIndex, all: &[Frame], resolved: &mut [(Frame, usize,
             let inner_here = f.pos > 0 && in_repository.contains(&(f.trace, f.pos - 1));
             if let Some(line) = inner
                 .filter(|_| inner_here)
-                .and_then(|callee| drifted_call(&m, f.line, name, callee))
+                .and_then(|callee| drifted_call(&m, f.line, def, callee))
             {
                 // The call confirms the line as much as the trace's number would have.
                 f.moved_from = Some(f.line);
@@ -138,18 +138,18 @@ fn is_symbol_hash(s: &str) -> bool {
     s.len() == 17 && s.starts_with('h') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// Whether any function-like definition around `line` (the innermost or one enclosing it:
-/// a lambda inside the named method still counts) carries `name`.
-fn lies_in_function_named(m: &FileModel, line: u32, name: &str) -> bool {
+/// The lines of the function-like definition around `line` that carries `name`: the
+/// innermost or one enclosing it (a lambda inside the named method still counts).
+fn enclosing_function_named(m: &FileModel, line: u32, name: &str) -> Option<(u32, u32)> {
     let mut cur = m.innermost(line);
     while let Some(i) = cur {
         let b = &m.blocks[i];
         if related::is_function_named(b, name) {
-            return true;
+            return Some((b.start_line, b.end_line));
         }
         cur = b.parent.map(|p| p as usize);
     }
-    false
+    None
 }
 
 /// The lines of the definition named `name` nearest to `line` (overloads and other types'
@@ -188,22 +188,11 @@ fn calls_in<'a>(
         .map(|c| c.line)
 }
 
-/// For a frame at `line` inside function `name` whose inner frame is `callee`: the line of
-/// the function's call of `callee` nearest to `line`, when `line` itself calls no `callee`
-/// (a call spread over several lines counts from its first line to the frame's).
-fn drifted_call(m: &FileModel, line: u32, name: &str, callee: &str) -> Option<u32> {
-    let mut cur = m.innermost(line);
-    let mut def = None;
-    while let Some(i) = cur {
-        let b = &m.blocks[i];
-        if related::is_function_named(b, name) {
-            def = Some((b.start_line, b.end_line));
-            break;
-        }
-        cur = b.parent.map(|p| p as usize);
-    }
-    let (start, end) = def?;
-    let calls: Vec<u32> = calls_in(m, (start, end), callee).collect();
+/// For a frame at `line` inside the function whose lines are `def` and whose inner frame is
+/// `callee`: the line of the function's call of `callee` nearest to `line`, when the
+/// statement at `line` calls no `callee`.
+fn drifted_call(m: &FileModel, line: u32, def: (u32, u32), callee: &str) -> Option<u32> {
+    let calls: Vec<u32> = calls_in(m, def, callee).collect();
     // The call may sit anywhere in the statement the frame's line belongs to (a chained or
     // wrapped call); a line in a compound's header takes the whole compound, which errs on
     // the side of leaving the frame alone.
