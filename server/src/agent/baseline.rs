@@ -14,6 +14,7 @@ pub mod drift;
 pub mod evidence;
 pub mod frames;
 pub mod logmatch;
+pub mod named;
 pub mod patterns;
 pub mod related;
 pub mod scorer;

@@ -289,8 +289,13 @@ pub fn definitions_qualified(index: &RepoIndex, id: &str, cap: usize) -> Vec<(us
 
 /// Whether the file's name, case and `_` aside, is `qual` (`entry_cache.rs` for `EntryCache`).
 fn named_after(path: &str, qual: &str) -> bool {
-    let base = path.rsplit('/').next().unwrap_or(path);
-    let stem = base.split('.').next().unwrap_or(base);
+    let mut parts = path.rsplit('/');
+    let base = parts.next().unwrap_or(path);
+    let mut stem = base.split('.').next().unwrap_or(base);
+    // A module's own file takes its folder's name (`storage/mod.rs` for `Storage`).
+    if stem == "mod" || stem == "__init__" {
+        stem = parts.next().unwrap_or(stem);
+    }
     let fold = |s: &str| s.replace('_', "").to_ascii_lowercase();
     fold(stem) == fold(qual)
 }
@@ -412,6 +417,15 @@ mod tests {
     use crate::code::parse_as;
     use crate::code::Lang;
     use std::path::Path;
+
+    #[test]
+    fn a_file_is_named_after_its_type_or_a_module_after_its_folder() {
+        assert!(named_after("server/src/entry_cache.rs", "EntryCache"));
+        assert!(named_after("src/storage/mod.rs", "Storage"));
+        assert!(named_after("distributed/comm/__init__.py", "comm"));
+        assert!(!named_after("src/storage/mod.rs", "Mod"));
+        assert!(!named_after("src/storage/kv.rs", "Storage"));
+    }
 
     #[test]
     fn widening_takes_the_small_enclosing_if() {

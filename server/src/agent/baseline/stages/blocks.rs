@@ -8,7 +8,7 @@ use super::super::context::{
 };
 use super::super::frames::{self, FrameKind};
 use super::super::scorer::BlockScorer;
-use super::super::{dataflow, logmatch, related, together, BaselineConfig};
+use super::super::{dataflow, logmatch, named, related, together, BaselineConfig};
 use super::signals::Signals;
 use serde_json::json;
 use std::collections::HashMap;
@@ -352,6 +352,7 @@ fn named_candidates(
     let mut cands = Vec::new();
     let mut named_regions: Vec<(usize, u32, u32, String, f64)> = Vec::new();
     let mut named_state: Vec<(String, f64)> = Vec::new();
+    let evidence_files: Vec<usize> = sig.frames.iter().map(|f| f.1).collect();
     for (id, strength) in sig.query.identifiers.iter().take(16) {
         let name = id.rsplit(['.', ':']).next().unwrap_or(id);
         let mut defs = related::definitions_qualified(&sig.index, id, 48);
@@ -363,7 +364,9 @@ fn named_candidates(
             named_state.push((name.to_string(), *strength));
             continue;
         }
-        if defs.len() > 3 {
+        // A name defined in many places: the report's files, then the evidence's, say which.
+        let (defs, spread) = named::narrow(&sig.index, defs, &sig.report_files, &evidence_files);
+        if spread > 3 {
             continue;
         }
         for (file, def) in &defs {
@@ -374,7 +377,7 @@ fn named_candidates(
                     file: *file,
                     start: s,
                     end: e,
-                    score: strength / defs.len() as f64,
+                    score: strength / spread as f64,
                     source: Source::Named,
                     reason: format!(
                         "the report names `{}`; this is the part of it closest to the report's words",

@@ -8,6 +8,7 @@ use super::super::drift;
 use super::super::evidence::{self, Templates};
 use super::super::frames::{self, Frame, FrameKind};
 use super::super::logmatch::{self, LogSearch};
+use super::super::named;
 use super::super::symbols;
 use super::super::BaselineConfig;
 use crate::agent::AgentInput;
@@ -26,6 +27,8 @@ pub struct Signals {
     /// The evidence files and the report, in the order frames number them.
     pub sources: Vec<String>,
     pub corpus: Corpus,
+    /// Files the report names, by path or by the type they are named after.
+    pub report_files: Vec<usize>,
 }
 
 /// Reads the repository and the evidence, recording a step for each.
@@ -44,6 +47,7 @@ pub fn gather(
     sink.check()?;
     let corpus = bm25_files(&index, &query, sink, started);
     sink.check()?;
+    let report_files = named::report_files(&index, &input.report, &query.identifiers);
     Ok(Signals {
         index,
         templates,
@@ -52,6 +56,7 @@ pub fn gather(
         frames,
         sources,
         corpus,
+        report_files,
     })
 }
 
