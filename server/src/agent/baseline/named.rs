@@ -16,8 +16,9 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 
 /// Files the report names: by path (`etcdserver/api/v3rpc/watch.go`, `ZKUtil.java`, a
 /// `file:line` too), or by a type written as code that a file is named after (`DataTree` for
-/// `DataTree.java`).
-pub fn report_files(index: &RepoIndex, report: &str, identifiers: &[(String, f64)]) -> Vec<usize> {
+/// `DataTree.java`). A type only in prose does not count: "ZooKeeper" is the system's name in
+/// nearly every ZooKeeper report, not a pointer at `ZooKeeper.java`.
+pub fn report_files(index: &RepoIndex, report: &str) -> Vec<usize> {
     let mut wanted_paths: BTreeSet<String> = BTreeSet::new();
     for raw in report.split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')') {
         let token = raw.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '/'));
@@ -29,10 +30,12 @@ pub fn report_files(index: &RepoIndex, report: &str, identifiers: &[(String, f64
             wanted_paths.insert(token.trim_start_matches("./").to_string());
         }
     }
-    let wanted_types: BTreeSet<&str> = identifiers
-        .iter()
-        .map(|(id, _)| id.as_str())
-        .filter(|id| is_type_name(id))
+    let wanted_types: BTreeSet<&str> = report
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::trim)
+        .filter(|code| is_type_name(code))
         .collect();
     let mut out = Vec::new();
     for (i, f) in index.files.iter().enumerate() {
@@ -107,11 +110,11 @@ mod tests {
             ("proxy/grpcproxy/watch.go", "package grpcproxy\n"),
             ("server/DataNode.java", "class DataNode {}\n"),
             ("server/DataTree.java", "class DataTree {}\n"),
+            ("server/ZooKeeper.java", "class ZooKeeper {}\n"),
         ]);
-        let report =
-            "the `return nil` in `recvLoop` (etcdserver/api/v3rpc/watch.go:256) looks wrong";
-        let ids = vec![("DataTree".to_string(), 0.4), ("recvLoop".to_string(), 0.7)];
-        assert_eq!(report_files(&idx, report, &ids), vec![0, 3]);
+        let report = "ZooKeeper: the `return nil` in `recvLoop` \
+            (etcdserver/api/v3rpc/watch.go:256) looks wrong, and `DataTree` too; DataNode only in prose";
+        assert_eq!(report_files(&idx, report), vec![0, 3]);
     }
 
     #[test]

@@ -98,6 +98,20 @@ impl<'a> BlockScorer<'a> {
     /// one another) that best match the report, best first; the definition itself when it
     /// is short and nothing inside matches.
     pub fn best_inside(&self, file: usize, def: usize, max: u32, k: usize) -> Vec<(u32, u32)> {
+        self.best_inside_scored(file, def, max, k)
+            .into_iter()
+            .map(|(_, s, e)| (s, e))
+            .collect()
+    }
+
+    /// `best_inside` with each block's BM25 score (0 for the short definition itself).
+    pub fn best_inside_scored(
+        &self,
+        file: usize,
+        def: usize,
+        max: u32,
+        k: usize,
+    ) -> Vec<(f64, u32, u32)> {
         let m = self.index.model(file);
         let d = &m.blocks[def];
         let mut scored: Vec<(f64, u32, u32)> = Vec::new();
@@ -114,18 +128,18 @@ impl<'a> BlockScorer<'a> {
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut out: Vec<(u32, u32)> = Vec::new();
-        for (_, s, e) in scored {
-            if out.iter().any(|&(os, oe)| os <= e && s <= oe) {
+        let mut out: Vec<(f64, u32, u32)> = Vec::new();
+        for (score, s, e) in scored {
+            if out.iter().any(|&(_, os, oe)| os <= e && s <= oe) {
                 continue;
             }
-            out.push((s, e));
+            out.push((score, s, e));
             if out.len() >= k {
                 break;
             }
         }
         if out.is_empty() && d.lines() <= 2 * max {
-            out.push((d.start_line, d.end_line));
+            out.push((0.0, d.start_line, d.end_line));
         }
         out
     }

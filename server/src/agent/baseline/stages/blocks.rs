@@ -372,19 +372,19 @@ fn named_candidates(
         for (file, def) in &defs {
             let d = &sig.index.model(*file).blocks[*def];
             named_regions.push((*file, d.start_line, d.end_line, id.clone(), *strength));
-            for (s, e) in scorer.best_inside(*file, *def, max, NAMED_PARTS) {
-                cands.push(Candidate {
-                    file: *file,
-                    start: s,
-                    end: e,
-                    score: strength / spread as f64,
-                    source: Source::Named,
-                    reason: format!(
-                        "the report names `{}`; this is the part of it closest to the report's words",
-                        quote(id, 60)
-                    ),
-                });
-            }
+        }
+        for (file, s, e) in best_parts(scorer, &defs, max) {
+            cands.push(Candidate {
+                file,
+                start: s,
+                end: e,
+                score: strength / spread as f64,
+                source: Source::Named,
+                reason: format!(
+                    "the report names `{}`; this is the part of it closest to the report's words",
+                    quote(id, 60)
+                ),
+            });
         }
     }
 
@@ -403,6 +403,36 @@ fn named_candidates(
         }
     }
     (cands, named_regions)
+}
+
+/// The parts of a name's definitions closest to the report's words: `NAMED_PARTS` per file,
+/// so that a method's overloads in one file share them instead of each adding its own.
+fn best_parts(
+    scorer: &BlockScorer,
+    defs: &[named::Definition],
+    max: u32,
+) -> Vec<(usize, u32, u32)> {
+    // Per file, the scored parts of all its definitions of the name.
+    type ScoredParts = Vec<(f64, u32, u32)>;
+    let mut by_file: Vec<(usize, ScoredParts)> = Vec::new();
+    for &(file, def) in defs {
+        let parts = scorer.best_inside_scored(file, def, max, NAMED_PARTS);
+        match by_file.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, all)) => all.extend(parts),
+            None => by_file.push((file, parts)),
+        }
+    }
+    let mut out = Vec::new();
+    for (file, mut parts) in by_file {
+        parts.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        out.extend(
+            parts
+                .into_iter()
+                .take(NAMED_PARTS)
+                .map(|(_, s, e)| (file, s, e)),
+        );
+    }
+    out
 }
 
 /// Lines that use two or more of the names the report writes as code (a call passing two
@@ -500,4 +530,48 @@ fn related_candidates(
         sink.step(s);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::bm25::{self, Query};
+    use super::*;
+    use crate::code::RepoIndex;
+    use std::path::Path;
+
+    #[test]
+    fn overloads_in_one_file_share_the_named_parts() {
+        // Three overloads of `register`, each with two statements that use the report's words.
+        let mut src = String::from("class Registry {\n");
+        for arity in 1..=3 {
+            let params = (0..arity)
+                .map(|i| format!("String p{i}"))
+                .collect::<Vec<_>>();
+            src.push_str(&format!(
+                "  void register({}) {{\n    watchers.add(p0);\n    if (watchers.size() > limit) {{\n      evictWatcher(p0);\n    }}\n  }}\n",
+                params.join(", ")
+            ));
+        }
+        src.push_str("}\n");
+        let index =
+            RepoIndex::from_texts(Path::new("/ws"), vec![("src/Registry.java".into(), src)]);
+        let query = Query::from_report(
+            "`register` adds watchers beyond the limit and evictWatcher never runs",
+        );
+        let corpus = bm25::score_files(&index, &query);
+        let scorer = BlockScorer::new(&index, &query, &corpus);
+        let defs = related::definitions_named(&index, "register", 48);
+        assert_eq!(defs.len(), 3, "three overloads");
+        let each: usize = defs
+            .iter()
+            .map(|&(f, d)| scorer.best_inside(f, d, 12, NAMED_PARTS).len())
+            .sum();
+        assert!(
+            each > NAMED_PARTS,
+            "alone, the overloads would name {each} parts"
+        );
+        let parts = best_parts(&scorer, &defs, 12);
+        assert_eq!(parts.len(), NAMED_PARTS);
+        assert!(parts.iter().all(|p| p.0 == 0));
+    }
 }

@@ -47,7 +47,7 @@ pub fn gather(
     sink.check()?;
     let corpus = bm25_files(&index, &query, sink, started);
     sink.check()?;
-    let report_files = named::report_files(&index, &input.report, &query.identifiers);
+    let report_files = named::report_files(&index, &input.report);
     Ok(Signals {
         index,
         templates,
