@@ -1,6 +1,4 @@
-//! Which of a name's definitions a report means, when the name is defined in several places:
-//! the files the report names (by path, or by the type a file is named after) decide first,
-//! then the files the evidence's frames point at; overloads in one file count as one choice.
+//! Which of a name's definitions a report means, when several places define the name.
 
 use super::logmatch;
 use crate::code::RepoIndex;
