@@ -25,8 +25,8 @@ pub fn list_incident_dirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         if name.to_string_lossy().starts_with('.') {
             continue;
         }
-        let is_dir = entry.file_type()?.is_dir()
-            || (entry.file_type()?.is_symlink() && entry.path().is_dir());
+        let kind = entry.file_type()?;
+        let is_dir = kind.is_dir() || (kind.is_symlink() && entry.path().is_dir());
         if is_dir {
             out.push(entry.path());
         }

@@ -25,7 +25,7 @@ pub fn report_files(index: &RepoIndex, report: &str) -> Vec<usize> {
             continue;
         };
         if SOURCE_EXTENSIONS.contains(&ext) && token.len() > ext.len() + 1 {
-            wanted_paths.insert(token.trim_start_matches("./").to_string());
+            wanted_paths.insert(token.to_string());
         }
     }
     let wanted_types: BTreeSet<&str> = report
@@ -35,24 +35,23 @@ pub fn report_files(index: &RepoIndex, report: &str) -> Vec<usize> {
         .map(str::trim)
         .filter(|code| is_type_name(code))
         .collect();
-    let mut out = Vec::new();
+    let mut out: BTreeSet<usize> = wanted_paths
+        .iter()
+        .flat_map(|p| index.files_ending_with(p))
+        .collect();
     for (i, f) in index.files.iter().enumerate() {
-        let by_path = wanted_paths
-            .iter()
-            .any(|p| f.path == *p || f.path.ends_with(&format!("/{p}")));
-        let stem = f.path.rsplit('/').next().unwrap_or(&f.path);
-        let stem = stem.split('.').next().unwrap_or(stem);
-        if by_path || wanted_types.contains(stem) {
-            out.push(i);
+        let base = f.path.rsplit('/').next().unwrap_or(&f.path);
+        let stem = base.split('.').next().unwrap_or(base);
+        if wanted_types.contains(stem) {
+            out.insert(i);
         }
     }
-    out
+    out.into_iter().collect()
 }
 
 /// A single word that reads as a type's name: capitalised, with a lower-case letter after.
 fn is_type_name(id: &str) -> bool {
-    let mut chars = id.chars();
-    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+    id.chars().next().is_some_and(|c| c.is_ascii_uppercase())
         && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && id.chars().any(|c| c.is_ascii_lowercase())
         && id.len() >= 4
@@ -64,11 +63,10 @@ fn is_type_name(id: &str) -> bool {
 /// applies only when it keeps something.
 pub fn narrow(
     index: &RepoIndex,
-    defs: Vec<Definition>,
+    mut defs: Vec<Definition>,
     report_files: &[usize],
     evidence_files: &[usize],
 ) -> (Vec<Definition>, usize) {
-    let mut defs = defs;
     keep_if_any(&mut defs, |(f, _)| {
         !logmatch::is_test_path(&index.files[*f].path)
     });
