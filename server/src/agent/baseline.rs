@@ -32,7 +32,7 @@ use scorer::BlockScorer;
 use serde_json::json;
 use stages::places::Place;
 use stages::rank::Model;
-use stages::select::Selection;
+use stages::select::{FilePointer, Selection};
 use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -54,6 +54,8 @@ pub struct BaselineConfig {
     pub per_file: usize,
     /// The ranking's weights.
     pub model: Model,
+    /// When to name one line of one more file (`None`: never).
+    pub pointer: Option<FilePointer>,
     pub index: IndexOptions,
 }
 
@@ -66,6 +68,7 @@ impl Default for BaselineConfig {
             per_function: stages::rank::FITTED_PER_FUNCTION,
             per_file: stages::rank::FITTED_PER_FILE,
             model: stages::rank::FITTED,
+            pointer: Some(stages::rank::FITTED_POINTER),
             index: IndexOptions::default(),
         }
     }
@@ -82,6 +85,7 @@ impl BaselineConfig {
             "per_file": self.per_file,
             "max_file_bytes": self.index.max_file_bytes,
             "ranking": self.model.describe(),
+            "pointer": self.pointer,
         })
     }
 
@@ -91,6 +95,7 @@ impl BaselineConfig {
             per_function: self.per_function,
             per_file: self.per_file,
             expected_labels: self.expected_labels,
+            pointer: self.pointer,
         }
     }
 }
@@ -222,7 +227,8 @@ pub fn rank_and_select(
     places: &mut [Place],
 ) -> (Vec<usize>, trace::StageTrace) {
     stages::rank::rank(places, &cfg.model);
-    let chosen = stages::select::select(places, &cfg.selection());
+    let sel = cfg.selection();
+    let mut chosen = stages::select::select(places, &sel);
     let trace = trace::StageTrace {
         files: stages::files::ranked(places)
             .into_iter()
@@ -237,6 +243,13 @@ pub fn rank_and_select(
             .map(|p| trace::Span::new(p.path.clone(), p.start, p.end))
             .collect(),
     };
+    // After the trace, so the stages' recall sees the place whole.
+    if let Some(fp) = &sel.pointer {
+        if let Some(i) = stages::select::pointer(places, &chosen, fp) {
+            stages::select::narrow_to_pointer(&mut places[i], fp);
+            chosen.push(i);
+        }
+    }
     (chosen, trace)
 }
 
@@ -528,6 +541,7 @@ mod tests {
         let model = Model {
             bias: -2.0,
             weights: std::array::from_fn(|k| if k == Source::Log.feature() { 4.0 } else { 0.0 }),
+            untraced: [0.0; stages::places::K],
         };
         stages::rank::rank(&mut p, &model);
         let sel = Selection {
@@ -535,6 +549,7 @@ mod tests {
             per_function: 1,
             per_file: usize::MAX,
             expected_labels: Some(3.0),
+            pointer: None,
         };
         let got: Vec<u32> = stages::select::select(&p, &sel)
             .iter()

@@ -1,12 +1,13 @@
 //! Fitting the ranking and the selection: L2-regularised logistic regression (Newton's
-//! method) on whether a place touches a labeled block, each incident weighing the same; and
-//! the selection's expected number of labeled blocks, their mean over the training incidents.
+//! method) on whether a place touches a labeled block, each incident weighing the same; the
+//! selection's expected number of labeled blocks, their mean over the training incidents;
+//! and the pointer's chance that a file holds a cause, from its best place's chance.
 
 use crate::agent::baseline::stages::places::{Place, K};
 use crate::agent::baseline::stages::rank::{
-    Model, FITTED_MAX_BLOCKS, FITTED_PER_FILE, FITTED_PER_FUNCTION,
+    self, Model, FITTED_MAX_BLOCKS, FITTED_PER_FILE, FITTED_PER_FUNCTION,
 };
-use crate::agent::baseline::stages::select::Selection;
+use crate::agent::baseline::stages::select::{FilePointer, Selection};
 use crate::incident::LabelBlock;
 
 /// One incident's places and labels, as the fit sees them.
@@ -56,25 +57,14 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     Some(x)
 }
 
-/// The ranking model: pooled logistic regression of "this place touches a label", every
-/// incident weighing one in total. (A listwise fit, conditional logit within each incident,
-/// was tried and did no better on held-out systems; see docs/baseline.md.)
-pub fn fit_model(samples: &[Sample]) -> Model {
-    let mut rows: Vec<([f64; K + 1], f64, f64)> = Vec::new();
-    for s in samples.iter().filter(|s| !s.places.is_empty()) {
-        let w = 1.0 / s.places.len() as f64;
-        for p in s.places {
-            let mut x = [1.0; K + 1];
-            x[1..].copy_from_slice(&p.features);
-            rows.push((x, if touches(p, s.labels) { 1.0 } else { 0.0 }, w));
-        }
-    }
-    let n = K + 1;
+/// L2-regularised logistic regression by Newton's method over weighted rows whose first
+/// column is the intercept (not penalised): the coefficients, intercept first.
+fn logistic(rows: &[(Vec<f64>, f64, f64)], n: usize, l2: f64) -> Vec<f64> {
     let mut beta = vec![0.0; n];
     for _ in 0..NEWTON_STEPS {
         let mut grad = vec![0.0; n];
         let mut hess = vec![vec![0.0; n]; n];
-        for (x, y, w) in &rows {
+        for (x, y, w) in rows {
             let z: f64 = x.iter().zip(&beta).map(|(a, b)| a * b).sum();
             let p = 1.0 / (1.0 + (-z).exp());
             for i in 0..n {
@@ -85,8 +75,8 @@ pub fn fit_model(samples: &[Sample]) -> Model {
             }
         }
         for i in 1..n {
-            grad[i] += L2 * beta[i];
-            hess[i][i] += L2;
+            grad[i] += l2 * beta[i];
+            hess[i][i] += l2;
         }
         hess[0][0] += 1e-9;
         let Some(step) = solve(hess, grad) else { break };
@@ -99,9 +89,73 @@ pub fn fit_model(samples: &[Sample]) -> Model {
             break;
         }
     }
+    beta
+}
+
+/// The ranking model: pooled logistic regression of "this place touches a label", every
+/// incident weighing one in total. Each feature has a second column that is the feature in
+/// incidents without a trace and 0 elsewhere: its weight is the correction `untraced`.
+/// (A listwise fit, conditional logit within each incident, was tried and did no better on
+/// held-out systems; see docs/baseline.md.)
+pub fn fit_model(samples: &[Sample]) -> Model {
+    let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
+    for s in samples.iter().filter(|s| !s.places.is_empty()) {
+        let w = 1.0 / s.places.len() as f64;
+        let untraced = if rank::traced(s.places) { 0.0 } else { 1.0 };
+        for p in s.places {
+            let mut x = Vec::with_capacity(2 * K + 1);
+            x.push(1.0);
+            x.extend_from_slice(&p.features);
+            x.extend(p.features.iter().map(|v| v * untraced));
+            rows.push((x, if touches(p, s.labels) { 1.0 } else { 0.0 }, w));
+        }
+    }
+    let beta = logistic(&rows, 2 * K + 1, L2);
     Model {
         bias: beta[0],
         weights: std::array::from_fn(|k| beta[k + 1]),
+        untraced: std::array::from_fn(|k| beta[K + 1 + k]),
+    }
+}
+
+/// The pointer: with `model`'s chances, a logistic of "this file holds a labeled block" in
+/// the log-odds of the file's best place, over every candidate file of the training
+/// incidents; and the mean number of files their labels lie in.
+pub fn fit_pointer(samples: &[Sample], model: &Model) -> FilePointer {
+    let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
+    let mut files = 0usize;
+    for s in samples.iter().filter(|s| !s.places.is_empty()) {
+        let labeled: Vec<String> = s
+            .labels
+            .iter()
+            .map(|l| crate::util::paths::normalize_rel(&l.path))
+            .collect();
+        let mut distinct = labeled.clone();
+        distinct.sort();
+        distinct.dedup();
+        files += distinct.len();
+        let mut ranked = s.places.to_vec();
+        rank::rank(&mut ranked, model);
+        let mut seen: Vec<usize> = Vec::new();
+        for p in &ranked {
+            if !seen.contains(&p.file) {
+                seen.push(p.file);
+                let c = p.score.clamp(1e-9, 1.0 - 1e-9);
+                let y = if labeled.contains(&p.path) { 1.0 } else { 0.0 };
+                rows.push((vec![1.0, (c / (1.0 - c)).ln()], y, 1.0));
+            }
+        }
+    }
+    let beta = logistic(&rows, 2, 1e-6);
+    let n = samples.iter().filter(|s| !s.places.is_empty()).count();
+    FilePointer {
+        bias: beta[0],
+        slope: beta[1],
+        expected_files: if n == 0 {
+            1.0
+        } else {
+            (files as f64 / n as f64).max(1.0)
+        },
     }
 }
 
@@ -120,6 +174,7 @@ pub fn fit(samples: &[Sample]) -> (Model, Selection) {
         per_function: FITTED_PER_FUNCTION,
         per_file: FITTED_PER_FILE,
         expected_labels: Some(expected_labels),
+        pointer: Some(fit_pointer(samples, &model)),
     };
     (model, sel)
 }
@@ -179,6 +234,50 @@ mod tests {
         let mut ranked = places[0].clone();
         rank(&mut ranked, &model);
         assert_eq!(select(&ranked, &sel).len(), 1);
+    }
+
+    #[test]
+    fn without_a_trace_the_fit_learns_its_own_correction_and_the_pointer_its_file_chance() {
+        // With a frame, the frame marks the labeled place and BM25 is noise; without one,
+        // BM25 marks it.
+        let traced_place = |start: u32, frame: f64, bm25: f64| {
+            let mut p = place(start, 0.0, bm25);
+            p.features[Source::Frame.feature()] = frame;
+            p
+        };
+        let mut places: Vec<Vec<Place>> = Vec::new();
+        for k in 0..8 {
+            let noise = 0.1 * k as f64;
+            places.push(vec![
+                traced_place(1, 0.9, 0.2 + noise / 2.0),
+                traced_place(5, 0.1, 0.9),
+                traced_place(9, 0.0, 0.6),
+            ]);
+            let mut other = place(9, 0.0, 0.1 + noise / 4.0);
+            other.file = 1;
+            other.path = "b.rs".into();
+            places.push(vec![
+                place(1, 0.0, 0.9),
+                place(5, 0.0, 0.3 + noise / 2.0),
+                other,
+            ]);
+        }
+        let labels = vec![LabelBlock::new("a.rs", 1, 1)];
+        let samples: Vec<Sample> = places
+            .iter()
+            .map(|p| Sample {
+                places: p,
+                labels: &labels,
+            })
+            .collect();
+        let (model, sel) = fit(&samples);
+        let bm25 = Source::Bm25.feature();
+        assert!(model.untraced[bm25] > 0.5, "{model:?}");
+        // The file of a likely place holds the label more often than that of an unlikely one.
+        let fp = sel.pointer.expect("a fitted pointer");
+        assert!(fp.slope > 0.0, "{fp:?}");
+        assert!(fp.file_chance(0.9) > fp.file_chance(0.01), "{fp:?}");
+        assert_eq!(fp.expected_files, 1.0);
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub fn config(cfg: &BaselineConfig, k: usize) -> BaselineConfig {
         expected_labels: None,
         per_function: PER_FUNCTION,
         per_file: usize::MAX,
+        pointer: None,
         ..cfg.clone()
     }
 }

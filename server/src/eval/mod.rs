@@ -10,7 +10,7 @@ pub mod stages;
 pub mod table;
 pub mod workspaces;
 
-use crate::agent::baseline::stages::{places::Place, rank::Model};
+use crate::agent::baseline::stages::{places::Place, rank::Model, select::FilePointer};
 use crate::agent::baseline::{self, trace::StageTrace, BaselineConfig};
 use crate::agent::AgentInput;
 use crate::incident::{self, Incident, Labels};
@@ -77,6 +77,9 @@ pub struct Fold {
     /// Runs before the cap per file had none.
     #[serde(default = "no_cap")]
     pub per_file: usize,
+    /// When the selection points at one more file (runs before it never did).
+    #[serde(default)]
+    pub pointer: Option<FilePointer>,
 }
 
 impl Fold {
@@ -86,8 +89,15 @@ impl Fold {
             Some(l) => format!("{l:.2} labeled blocks expected"),
             None => "no expected labels".to_string(),
         };
+        let pointer = match self.pointer {
+            Some(fp) => format!(
+                "; one more file pointed at when it pays (file chance {:.2}{:+.2}·log-odds, {:.2} labeled files expected)",
+                fp.bias, fp.slope, fp.expected_files
+            ),
+            None => String::new(),
+        };
         format!(
-            "at most {} blocks, {} per function, {} per file, {how}",
+            "at most {} blocks, {} per function, {} per file, {how}{pointer}",
             self.max_blocks, self.per_function, self.per_file
         )
     }
@@ -248,6 +258,7 @@ fn fit_fold(held_out: &str, train: &[&Gathered]) -> Fold {
         expected_labels: sel.expected_labels,
         per_function: sel.per_function,
         per_file: sel.per_file,
+        pointer: sel.pointer,
     }
 }
 
@@ -259,6 +270,7 @@ pub fn fold_config(fold: &Fold, base: &BaselineConfig) -> BaselineConfig {
         expected_labels: fold.expected_labels,
         per_function: fold.per_function,
         per_file: fold.per_file,
+        pointer: fold.pointer,
         ..base.clone()
     }
 }

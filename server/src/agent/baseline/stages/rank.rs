@@ -1,8 +1,12 @@
 //! Stage 4, ranking: a logistic model over the places' features. The weights are fitted by
 //! `distdebug eval --fit` (logistic regression on whether a place touches a labeled block),
-//! never set by hand; the evaluation reports them on systems held out of the fit.
+//! never set by hand; the evaluation reports them on systems held out of the fit. Incidents
+//! whose evidence has no stack frame in the repository get their own correction to the
+//! weights: without a trace, a log match or a BM25 block means something else than beside one.
 
+use super::super::context::Source;
 use super::places::{Place, FEATURES, K};
+use super::select::FilePointer;
 use serde::{Deserialize, Serialize};
 
 /// A linear score over the features; its logistic is the estimated chance that a place
@@ -11,6 +15,10 @@ use serde::{Deserialize, Serialize};
 pub struct Model {
     pub bias: f64,
     pub weights: [f64; K],
+    /// Added to `weights` for the places of an incident without a trace (`traced`). Runs
+    /// before it had none.
+    #[serde(default)]
+    pub untraced: [f64; K],
 }
 
 /// The shipped weights: `distdebug eval --set all --folds system` fitted on all 553
@@ -19,37 +27,56 @@ pub struct Model {
 // A fitted weight may happen to lie near a mathematical constant, which clippy takes for a typo.
 #[allow(clippy::approx_constant)]
 pub const FITTED: Model = Model {
-    bias: -7.073,
+    bias: -7.292,
     weights: [
-        0.206, -0.192, 3.426, 1.480, 0.436, -0.704, 0.802, 0.692, 0.135, 0.794, 0.315, 0.993,
-        -1.954, 0.705, 0.188, 2.089, -0.110, 1.002, 0.541,
+        -0.300, -0.394, 3.687, 1.063, 0.436, -0.607, 0.902, 0.626, 0.442, 0.299, 0.301, 0.967,
+        -1.628, 0.829, 0.314, 1.673, 0.599, 0.933, 0.129,
+    ],
+    untraced: [
+        0.930, 0.450, 0.000, 1.109, 0.068, 0.056, -0.248, 0.377, -0.488, 0.916, -0.121, 0.108,
+        -0.703, -0.158, -0.314, 0.707, -0.955, 0.167, 0.701,
     ],
 };
 
 impl Model {
-    pub fn linear(&self, x: &[f64; K]) -> f64 {
-        self.bias + self.weights.iter().zip(x).map(|(w, v)| w * v).sum::<f64>()
+    pub fn linear(&self, x: &[f64; K], traced: bool) -> f64 {
+        let dot = |w: &[f64; K]| w.iter().zip(x).map(|(w, v)| w * v).sum::<f64>();
+        let untraced = if traced { 0.0 } else { dot(&self.untraced) };
+        self.bias + dot(&self.weights) + untraced
     }
 
-    pub fn probability(&self, x: &[f64; K]) -> f64 {
-        1.0 / (1.0 + (-self.linear(x)).exp())
+    pub fn probability(&self, x: &[f64; K], traced: bool) -> f64 {
+        1.0 / (1.0 + (-self.linear(x, traced)).exp())
     }
 
-    /// The weights as `name=value` pairs, for steps and reports.
+    /// The weights as `name=value` pairs (the correction without a trace as
+    /// `name+untraced=value`), for steps and reports.
     pub fn describe(&self) -> String {
         let mut parts = vec![format!("bias={:.2}", self.bias)];
         for (n, w) in FEATURES.iter().zip(self.weights) {
             parts.push(format!("{n}={w:.2}"));
         }
+        for (n, w) in FEATURES.iter().zip(self.untraced) {
+            parts.push(format!("{n}+untraced={w:.2}"));
+        }
         parts.join(" ")
     }
+}
+
+/// Whether the incident's evidence has a stack frame in the repository: some place rests on
+/// one.
+pub fn traced(places: &[Place]) -> bool {
+    places
+        .iter()
+        .any(|p| p.features[Source::Frame.feature()] > 0.0)
 }
 
 /// Scores every place and sorts them best first (ties: file, then line, so attempts are
 /// deterministic).
 pub fn rank(places: &mut [Place], model: &Model) {
+    let traced = traced(places);
     for p in places.iter_mut() {
-        p.score = model.probability(&p.features);
+        p.score = model.probability(&p.features, traced);
     }
     places.sort_by(|a, b| {
         b.score
@@ -68,3 +95,9 @@ pub const FITTED_MAX_BLOCKS: usize = 6;
 pub const FITTED_EXPECTED_LABELS: f64 = 1.51;
 pub const FITTED_PER_FUNCTION: usize = 2;
 pub const FITTED_PER_FILE: usize = 3;
+/// The pointer at one more file, fitted with the weights on the same incidents.
+pub const FITTED_POINTER: FilePointer = FilePointer {
+    bias: 1.444,
+    slope: 1.037,
+    expected_files: 1.15,
+};

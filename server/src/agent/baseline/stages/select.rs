@@ -3,9 +3,12 @@
 //! three of one file, whose places hit or miss together), as many of them
 //! as make the expected block coverage plus precision largest under the ranking's estimated
 //! chances. How many blocks an incident gets follows from its own chances, not from a fixed
-//! count or a margin fitted over the whole corpus.
+//! count or a margin fitted over the whole corpus. Then, when it pays, one more file: the
+//! first line of the best place in a file no named block is in, a pointer that costs
+//! precision one line and may find the file of a cause.
 
 use super::places::Place;
+use serde::{Deserialize, Serialize};
 
 /// The selection's knobs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,6 +21,27 @@ pub struct Selection {
     /// How many labeled blocks an incident has on average (fitted with the ranking), which
     /// turns expected hits into expected coverage. `None` names all `max_blocks`.
     pub expected_labels: Option<f64>,
+    /// When to point at one more file; `None` never does.
+    pub pointer: Option<FilePointer>,
+}
+
+/// The chance that a file holds a labeled block, from the chance of its best place (a
+/// logistic in that chance's log-odds, fitted with the ranking), and how many files an
+/// incident's labels lie in on average, which turns it into expected file coverage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FilePointer {
+    pub bias: f64,
+    pub slope: f64,
+    pub expected_files: f64,
+}
+
+impl FilePointer {
+    /// The chance that the file whose best place has chance `place` holds a cause.
+    pub fn file_chance(&self, place: f64) -> f64 {
+        let p = place.clamp(1e-9, 1.0 - 1e-9);
+        let z = self.bias + self.slope * (p / (1.0 - p)).ln();
+        1.0 / (1.0 + (-z).exp())
+    }
 }
 
 /// The indices of the places named, best first. `places` is ranked.
@@ -42,6 +66,37 @@ pub fn select(places: &[Place], sel: &Selection) -> Vec<usize> {
         chosen.truncate(best_count(places, &chosen, labels));
     }
     chosen
+}
+
+/// The place whose first line is worth naming as well, if any: the best place in a file that
+/// no chosen place is in, when the file coverage it is expected to add is more than the
+/// expected precision one more line costs. Confident selections keep their precision; unsure
+/// ones, whose precision is low anyway, spread to one more file.
+pub fn pointer(places: &[Place], chosen: &[usize], fp: &FilePointer) -> Option<usize> {
+    let (i, p) = places
+        .iter()
+        .enumerate()
+        .find(|(_, p)| chosen.iter().all(|&c| places[c].file != p.file))?;
+    let (mut lines, mut hit_lines) = (0.0, 0.0);
+    for &c in chosen {
+        let n = f64::from(places[c].end - places[c].start + 1);
+        lines += n;
+        hit_lines += places[c].score * n;
+    }
+    let precision = if lines > 0.0 { hit_lines / lines } else { 0.0 };
+    let cost = precision - (hit_lines + p.score) / (lines + 1.0);
+    let gain = fp.file_chance(p.score) / fp.expected_files.max(1.0);
+    (gain > cost).then_some(i)
+}
+
+/// Narrows the pointer place `i` to its first line and says why it is named.
+pub fn narrow_to_pointer(place: &mut Place, fp: &FilePointer) {
+    place.end = place.start;
+    place.reason = format!(
+        "one line pointing at another file that may hold the cause (chance {:.0}%): {}",
+        100.0 * fp.file_chance(place.score),
+        place.reason
+    );
 }
 
 /// The number of the first `chosen` places whose expected coverage (their chances summed,
@@ -92,6 +147,7 @@ mod tests {
             per_function: 2,
             per_file: 3,
             expected_labels,
+            pointer: None,
         }
     }
 
@@ -133,5 +189,29 @@ mod tests {
             ..sel(None)
         };
         assert_eq!(select(&p, &two), [0, 1, 5]);
+    }
+
+    #[test]
+    fn an_unsure_selection_points_at_one_more_file_and_a_sure_one_does_not() {
+        let fp = FilePointer {
+            bias: -1.0,
+            slope: 1.0,
+            expected_files: 1.2,
+        };
+        let mut other = place(40, 0.1);
+        other.file = 1;
+        other.path = "b.rs".into();
+        // Unsure: the named block's precision is low, so one line costs little.
+        let unsure = [place(1, 0.1), place(10, 0.09), other.clone()];
+        assert_eq!(pointer(&unsure, &[0], &fp), Some(2));
+        // Sure: one more line would cost more precision than the file is expected to add.
+        let sure = [place(1, 0.95), place(10, 0.05), other];
+        assert_eq!(pointer(&sure, &[0], &fp), None);
+        // No other file: nothing to point at.
+        assert_eq!(pointer(&unsure[..2], &[0], &fp), None);
+        let mut p = unsure[2].clone();
+        narrow_to_pointer(&mut p, &fp);
+        assert_eq!((p.start, p.end), (40, 40));
+        assert!(p.reason.starts_with("one line pointing at another file"));
     }
 }
