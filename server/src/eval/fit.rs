@@ -203,6 +203,14 @@ mod tests {
         }
     }
 
+    /// Every incident's places with the same labels.
+    fn samples_of<'a>(places: &'a [Vec<Place>], labels: &'a [LabelBlock]) -> Vec<Sample<'a>> {
+        places
+            .iter()
+            .map(|p| Sample { places: p, labels })
+            .collect()
+    }
+
     #[test]
     fn the_fit_learns_which_evidence_marks_the_labeled_places() {
         // Log evidence marks the labeled place; BM25 is noise.
@@ -216,13 +224,7 @@ mod tests {
             })
             .collect();
         let labels = vec![LabelBlock::new("a.rs", 1, 1)];
-        let samples: Vec<Sample> = places
-            .iter()
-            .map(|p| Sample {
-                places: p,
-                labels: &labels,
-            })
-            .collect();
+        let samples = samples_of(&places, &labels);
         let (model, sel) = fit(&samples);
         assert!(model.weights[Source::Log.feature()] > 1.0, "{model:?}");
         assert!(
@@ -263,13 +265,7 @@ mod tests {
             ]);
         }
         let labels = vec![LabelBlock::new("a.rs", 1, 1)];
-        let samples: Vec<Sample> = places
-            .iter()
-            .map(|p| Sample {
-                places: p,
-                labels: &labels,
-            })
-            .collect();
+        let samples = samples_of(&places, &labels);
         let (model, sel) = fit(&samples);
         let bm25 = Source::Bm25.feature();
         assert!(model.untraced[bm25] > 0.5, "{model:?}");
