@@ -89,7 +89,7 @@ pub fn pointer(places: &[Place], chosen: &[usize], fp: &FilePointer) -> Option<u
     (gain > cost).then_some(i)
 }
 
-/// Narrows the pointer place `i` to its first line and says why it is named.
+/// Narrows the place `pointer` chose to its first line and says why it is named.
 pub fn narrow_to_pointer(place: &mut Place, fp: &FilePointer) {
     place.end = place.start;
     place.reason = format!(
