@@ -327,6 +327,11 @@ impl Walker<'_> {
                 (k, None, None)
             }
         };
+        // A zero-width node at the end of the text (a missing token, an empty statement the
+        // grammar's scanner inserts) sits on the line after the last one.
+        let last = self.model.line_count.max(1);
+        end = end.min(last);
+        start = start.min(end);
         let i = self.model.blocks.len() as u32;
         self.model.blocks.push(Block {
             kind,
@@ -601,6 +606,22 @@ mod tests {
         );
         assert!(find(&m, "else_clause", 9));
         assert_eq!(m.innermost(10).map(|i| m.blocks[i].start_line), Some(10));
+    }
+
+    #[test]
+    fn no_block_ends_past_the_last_line() {
+        // Found by the code_model fuzz target: a broken Scala file whose last arm ends in a
+        // zero-width node on the line after the text. The seed's first byte picks the grammar.
+        let seed = include_bytes!("../../../fuzz/seeds/code_model/scala-arm-ending-at-eof");
+        let text = String::from_utf8_lossy(&seed[1..]);
+        let m = parse_as(Lang::Scala, &text);
+        assert!(m.line_count > 0 && !m.blocks.is_empty());
+        for b in &m.blocks {
+            assert!(
+                b.start_line <= b.end_line && b.end_line <= m.line_count,
+                "{b:?}"
+            );
+        }
     }
 
     #[test]
