@@ -7,8 +7,9 @@ use crate::agent::baseline::stages::places::{Place, K};
 use crate::agent::baseline::stages::rank::{
     self, Model, FITTED_MAX_BLOCKS, FITTED_PER_FILE, FITTED_PER_FUNCTION,
 };
-use crate::agent::baseline::stages::select::{FilePointer, Selection};
+use crate::agent::baseline::stages::select::{log_odds, FilePointer, Selection};
 use crate::incident::LabelBlock;
+use std::collections::BTreeSet;
 
 /// One incident's places and labels, as the fit sees them.
 pub struct Sample<'a> {
@@ -123,38 +124,32 @@ pub fn fit_model(samples: &[Sample]) -> Model {
 /// incidents; and the mean number of files their labels lie in.
 pub fn fit_pointer(samples: &[Sample], model: &Model) -> FilePointer {
     let mut rows: Vec<(Vec<f64>, f64, f64)> = Vec::new();
-    let mut files = 0usize;
+    let (mut incidents, mut files) = (0usize, 0usize);
     for s in samples.iter().filter(|s| !s.places.is_empty()) {
-        let labeled: Vec<String> = s
+        let labeled: BTreeSet<String> = s
             .labels
             .iter()
             .map(|l| crate::util::paths::normalize_rel(&l.path))
             .collect();
-        let mut distinct = labeled.clone();
-        distinct.sort();
-        distinct.dedup();
-        files += distinct.len();
+        incidents += 1;
+        files += labeled.len();
         let mut ranked = s.places.to_vec();
         rank::rank(&mut ranked, model);
-        let mut seen: Vec<usize> = Vec::new();
-        for p in &ranked {
-            if !seen.contains(&p.file) {
-                seen.push(p.file);
-                let c = p.score.clamp(1e-9, 1.0 - 1e-9);
-                let y = if labeled.contains(&p.path) { 1.0 } else { 0.0 };
-                rows.push((vec![1.0, (c / (1.0 - c)).ln()], y, 1.0));
-            }
+        let mut seen = BTreeSet::new();
+        // Ranked best first, so a file's first place is its best.
+        for p in ranked.iter().filter(|p| seen.insert(p.file)) {
+            let y = if labeled.contains(&p.path) { 1.0 } else { 0.0 };
+            rows.push((vec![1.0, log_odds(p.score)], y, 1.0));
         }
     }
     let beta = logistic(&rows, 2, 1e-6);
-    let n = samples.iter().filter(|s| !s.places.is_empty()).count();
     FilePointer {
         bias: beta[0],
         slope: beta[1],
-        expected_files: if n == 0 {
+        expected_files: if incidents == 0 {
             1.0
         } else {
-            (files as f64 / n as f64).max(1.0)
+            (files as f64 / incidents as f64).max(1.0)
         },
     }
 }

@@ -38,10 +38,15 @@ pub struct FilePointer {
 impl FilePointer {
     /// The chance that the file whose best place has chance `place` holds a cause.
     pub fn file_chance(&self, place: f64) -> f64 {
-        let p = place.clamp(1e-9, 1.0 - 1e-9);
-        let z = self.bias + self.slope * (p / (1.0 - p)).ln();
+        let z = self.bias + self.slope * log_odds(place);
         1.0 / (1.0 + (-z).exp())
     }
+}
+
+/// The log-odds of a chance, kept finite at 0 and 1: the pointer's one variable.
+pub fn log_odds(chance: f64) -> f64 {
+    let p = chance.clamp(1e-9, 1.0 - 1e-9);
+    (p / (1.0 - p)).ln()
 }
 
 /// The indices of the places named, best first. `places` is ranked.
