@@ -197,6 +197,51 @@ impl<'a> BlockScorer<'a> {
         out
     }
 
+    /// The `per_file` functions of each of `files` whose whole body best matches the report,
+    /// leaving out those that `taken(file, start, end)` says already hold a candidate, each as
+    /// its best small block inside; scores are relative to the best function of all.
+    pub fn best_functions_in(
+        &self,
+        files: &[usize],
+        per_file: usize,
+        max: u32,
+        taken: impl Fn(usize, u32, u32) -> bool,
+    ) -> Vec<ScoredBlock> {
+        if self.query.is_empty() || self.top_file <= 0.0 {
+            return Vec::new();
+        }
+        self.index.parse_many(files);
+        let mut found: Vec<(f64, usize, usize)> = Vec::new();
+        for &file in files {
+            let m = self.index.model(file);
+            let test = test_weight(&self.index.files[file].path);
+            let mut scored: Vec<(f64, usize, usize)> = m
+                .blocks
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| super::related::is_function(b))
+                .filter(|(_, b)| !taken(file, b.start_line, b.end_line))
+                .map(|(i, _)| (self.block_score(file, i) * test, file, i))
+                .filter(|s| s.0 > 0.0)
+                .collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+            found.extend(scored.into_iter().take(per_file));
+        }
+        let best = found
+            .iter()
+            .map(|s| s.0)
+            .fold(0.0, f64::max)
+            .max(f64::MIN_POSITIVE);
+        let mut out = Vec::new();
+        for (score, file, def) in found {
+            if let Some(&(s, e)) = self.best_inside(file, def, max, 1).first() {
+                let words = self.words(self.block_text(file, def));
+                out.push((file, s, e, score / best, words));
+            }
+        }
+        out
+    }
+
     /// The best small blocks of the given files (with their BM25 scores), as `best_blocks`.
     pub fn best_blocks_of(
         &self,

@@ -34,6 +34,10 @@ const BM25_FILES: usize = 16;
 const BM25_BLOCKS: usize = 16;
 /// Functions BM25 proposes, each as its best block.
 const BM25_FUNCTIONS: usize = 16;
+/// Files the evidence points at (log statements, frames, mentions) whose best-matching
+/// functions BM25 also proposes, and how many functions of each.
+const EVIDENCE_FILES: usize = 6;
+const EVIDENCE_FILE_FUNCTIONS: usize = 2;
 
 /// A crashing frame's block, kept as a seed of the data flow: (file, start, end, strength,
 /// whether the failure speaks of something missing).
@@ -69,6 +73,13 @@ pub fn propose(
             .into_iter()
             .map(|b| (b, "lies in a function that shares")),
     );
+    let in_evidence_files = evidence_file_functions(scorer, &cands, max);
+    let bm25 = bm25.chain(in_evidence_files.into_iter().map(|b| {
+        (
+            b,
+            "lies in a file the evidence points at, in a function that shares",
+        )
+    }));
     for ((file, s, e, score, words), what) in bm25 {
         cands.push(Candidate {
             file,
@@ -81,6 +92,36 @@ pub fn propose(
     }
     sink.check()?;
     Ok((cands, regions))
+}
+
+/// The best-matching functions of the files the evidence points at: a log line or a frame
+/// often lands in the right file but in the function that reports the failure, not in the
+/// one that causes it. Functions that already hold a candidate are left out.
+fn evidence_file_functions(
+    scorer: &BlockScorer,
+    cands: &[Candidate],
+    max: u32,
+) -> Vec<super::super::scorer::ScoredBlock> {
+    let mut strongest: Vec<&Candidate> = cands
+        .iter()
+        .filter(|c| matches!(c.source, Source::Log | Source::Frame | Source::Mention))
+        .collect();
+    strongest.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.file.cmp(&b.file)));
+    let mut files: Vec<usize> = Vec::new();
+    for c in strongest {
+        if !files.contains(&c.file) {
+            files.push(c.file);
+        }
+        if files.len() >= EVIDENCE_FILES {
+            break;
+        }
+    }
+    let taken = |file: usize, start: u32, end: u32| {
+        cands
+            .iter()
+            .any(|c| c.file == file && c.start <= end && start <= c.end)
+    };
+    scorer.best_functions_in(&files, EVIDENCE_FILE_FUNCTIONS, max, taken)
 }
 
 /// Log statements the evidence's lines match, widened to what they report on.
@@ -573,5 +614,47 @@ mod tests {
         let parts = best_parts(&scorer, &defs, 12);
         assert_eq!(parts.len(), NAMED_PARTS);
         assert!(parts.iter().all(|p| p.0 == 0));
+    }
+
+    #[test]
+    fn the_file_a_log_line_lands_in_proposes_its_best_other_function() {
+        // The log line reports the failure in `report`; the cause, `expire`, is in the same
+        // file and shares the report's words, but no evidence lands in it.
+        let src = "class Sessions {\n  void report(long id) {\n    LOG.warn(\"session expired early\");\n  }\n  void expire(long id) {\n    long deadline = now + timeoutMs / ticks;\n    expiry.put(id, deadline);\n  }\n  void unrelated() {\n    counter++;\n  }\n}\n";
+        let index = RepoIndex::from_texts(
+            Path::new("/ws"),
+            vec![("src/Sessions.java".into(), src.into())],
+        );
+        let query =
+            Query::from_report("sessions expire early: the expiry deadline ignores timeoutMs");
+        let corpus = bm25::score_files(&index, &query);
+        let scorer = BlockScorer::new(&index, &query, &corpus);
+        let log = Candidate {
+            file: 0,
+            start: 3,
+            end: 3,
+            score: 1.0,
+            source: Source::Log,
+            reason: String::new(),
+        };
+        let found = evidence_file_functions(&scorer, std::slice::from_ref(&log), 12);
+        assert!(
+            found.iter().any(|b| b.0 == 0 && b.1 >= 6 && b.2 <= 7),
+            "the body of `expire` is proposed: {found:?}"
+        );
+        assert!(
+            found.iter().all(|b| b.1 > 4),
+            "`report`, where the evidence already is, is not proposed again: {found:?}"
+        );
+        let elsewhere = Candidate {
+            start: 6,
+            end: 6,
+            ..log.clone()
+        };
+        let found = evidence_file_functions(&scorer, &[log, elsewhere], 12);
+        assert!(
+            found.iter().all(|b| b.1 > 7),
+            "a function that already holds a candidate is not proposed: {found:?}"
+        );
     }
 }
