@@ -187,8 +187,20 @@ impl<'a> BlockScorer<'a> {
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let best = scored.first().map(|s| s.0).unwrap_or(1.0);
+        scored.truncate(keep);
+        self.as_best_blocks(scored, best, max)
+    }
+
+    /// Scored functions `(score, file, definition)`, each as its best small block inside,
+    /// with its score relative to `best` and the report words of the whole function.
+    fn as_best_blocks(
+        &self,
+        functions: Vec<(f64, usize, usize)>,
+        best: f64,
+        max: u32,
+    ) -> Vec<ScoredBlock> {
         let mut out = Vec::new();
-        for (score, file, def) in scored.into_iter().take(keep) {
+        for (score, file, def) in functions {
             if let Some(&(s, e)) = self.best_inside(file, def, max, 1).first() {
                 let words = self.words(self.block_text(file, def));
                 out.push((file, s, e, score / best, words));
@@ -232,14 +244,7 @@ impl<'a> BlockScorer<'a> {
             .map(|s| s.0)
             .fold(0.0, f64::max)
             .max(f64::MIN_POSITIVE);
-        let mut out = Vec::new();
-        for (score, file, def) in found {
-            if let Some(&(s, e)) = self.best_inside(file, def, max, 1).first() {
-                let words = self.words(self.block_text(file, def));
-                out.push((file, s, e, score / best, words));
-            }
-        }
-        out
+        self.as_best_blocks(found, best, max)
     }
 
     /// The best small blocks of the given files (with their BM25 scores), as `best_blocks`.
