@@ -64,6 +64,11 @@ pub struct Place {
 }
 
 impl Place {
+    /// How many lines the place names: what precision counts.
+    pub fn lines(&self) -> f64 {
+        f64::from(self.end - self.start + 1)
+    }
+
     /// What "one block per function" compares: the file and the function (or the place
     /// itself outside any function).
     pub fn function_key(&self) -> (usize, u32, u32) {
@@ -197,7 +202,7 @@ fn describe(
         if conditions::has_branch(&f.text, f.lang, p.start, p.end) {
             p.features[F_CONDITION] = 1.0;
         }
-        let lines = f64::from(p.end - p.start + 1);
+        let lines = p.lines();
         p.features[F_LINES] = (lines.ln() / f64::from(max_lines.max(2)).ln()).min(1.5);
         // The strongest kind of evidence names the place (BM25 only when nothing else does).
         p.source = Source::ALL

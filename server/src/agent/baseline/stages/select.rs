@@ -82,12 +82,11 @@ pub fn pointer(places: &[Place], chosen: &[usize], fp: &FilePointer) -> Option<u
         .iter()
         .enumerate()
         .find(|(_, p)| chosen.iter().all(|&c| places[c].file != p.file))?;
-    let (mut lines, mut hit_lines) = (0.0, 0.0);
-    for &c in chosen {
-        let n = f64::from(places[c].end - places[c].start + 1);
-        lines += n;
-        hit_lines += places[c].score * n;
-    }
+    let lines: f64 = chosen.iter().map(|&c| places[c].lines()).sum();
+    let hit_lines: f64 = chosen
+        .iter()
+        .map(|&c| places[c].score * places[c].lines())
+        .sum();
     let precision = if lines > 0.0 { hit_lines / lines } else { 0.0 };
     let cost = precision - (hit_lines + p.score) / (lines + 1.0);
     let gain = fp.file_chance(p.score) / fp.expected_files.max(1.0);
@@ -113,7 +112,7 @@ fn best_count(places: &[Place], chosen: &[usize], labels: f64) -> usize {
     let mut best = (f64::MIN, 0);
     for (k, &i) in chosen.iter().enumerate() {
         let p = &places[i];
-        let n = f64::from(p.end - p.start + 1);
+        let n = p.lines();
         hits += p.score;
         lines += n;
         hit_lines += p.score * n;
